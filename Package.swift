@@ -1,0 +1,60 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// FeedbackServices: AudioServices-style system sounds, alert feedback and vibration for Linux.
+///
+/// C libraries stay at the edge: each one is a system-library target (module map + `shim.h`,
+/// found through pkg-config), imported only by the library's internal code.
+let package = Package(
+    name: "FeedbackServices",
+    products: [
+        .library(name: "FeedbackServices", targets: ["FeedbackServices"]),
+        .executable(name: "feedbackctl", targets: ["feedbackctl"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSndFile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(
+            name: "CSoxr", pkgConfig: "soxr",
+            providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(
+            name: "CPulse", pkgConfig: "libpulse",
+            providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(
+            name: "CCanberra", pkgConfig: "libcanberra",
+            providers: [.apt(["libcanberra-dev"])]),
+        .target(name: "CFeedbackShims"),
+        .target(
+            name: "FeedbackServices",
+            dependencies: ["CSndFile", "CSoxr", "CFeedbackShims"],
+            swiftSettings: strict),
+        .target(
+            name: "FeedbackCLI",
+            dependencies: ["FeedbackServices"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "feedbackctl",
+            dependencies: ["FeedbackCLI"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "feedbackbench",
+            dependencies: ["FeedbackServices", "CSndFile"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "FeedbackServicesTests",
+            dependencies: ["FeedbackServices", "CSndFile"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "FeedbackCLITests",
+            dependencies: ["FeedbackCLI", "FeedbackServices"],
+            swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+/// Settings shared by every Swift target: imports are internal unless marked `public import`, so no
+/// C module leaks into the public API.
+var strict: [SwiftSetting] {
+    [.enableUpcomingFeature("InternalImportsByDefault")]
+}

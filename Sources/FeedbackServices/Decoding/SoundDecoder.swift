@@ -1,0 +1,132 @@
+public import FoundationEssentials
+
+/// A decoded sound file: the PCM ready for the engine and what the file was.
+public struct DecodedSound: Sendable {
+    /// The samples, down-mixed to mono or stereo and resampled to the decoder's rate.
+    public let buffer: PCMBuffer
+    /// The file's container and encoding.
+    public let sourceFormat: SoundFileFormat
+    /// The file's own sample rate.
+    public let sourceSampleRate: Int
+    /// The file's own channel count, before any down-mix.
+    public let sourceChannelCount: Int
+}
+
+/// Turns sound files and in-memory samples into `PCMBuffer`s at one engine rate.
+///
+/// Every format libsndfile reads here is accepted: WAV, RF64, AIFF, CAF (with ALAC), FLAC, Ogg
+/// Vorbis, Ogg Opus, MP3, and the rest of libsndfile's list. Decoding happens once: the result is
+/// 32-bit float, mono or stereo (more channels are down-mixed, see below), resampled with libsoxr.
+///
+/// More than two channels are down-mixed to stereo by speaker position: front left/right at full
+/// level, centre and surrounds at −3 dB, rear centre at −6 dB, LFE dropped, each side normalised so
+/// the mix cannot exceed full scale. At most 8 channels (7.1) are accepted.
+///
+/// A decoder is a value; decoding is safe from any thread.
+public struct SoundDecoder: Sendable {
+    /// The sample rates a sound may have, in Hz.
+    public static let supportedSampleRates: ClosedRange<Int> = 1_000...768_000
+    /// The most channels a sound may have.
+    public static let maximumChannelCount = Downmix.maximumChannelCount
+    /// The longest a system sound may be, in seconds (AudioServices' limit).
+    public static let systemSoundDurationLimit: Double = 30
+
+    /// The rate every decoded buffer is converted to, in Hz.
+    public var sampleRate: Int
+    /// Sounds longer than this many seconds are refused with `.exceedsMaximumDuration`; nil for no limit.
+    public var maximumDuration: Double?
+
+    /// Creates a decoder producing `sampleRate` Hz buffers (48 kHz by default) and refusing sounds
+    /// longer than `maximumDuration` seconds (30 s by default, the system-sound limit).
+    public init(sampleRate: Int = 48_000, maximumDuration: Double? = SoundDecoder.systemSoundDurationLimit) {
+        precondition(Self.supportedSampleRates.contains(sampleRate), "unsupported engine sample rate")
+        self.sampleRate = sampleRate
+        self.maximumDuration = maximumDuration
+    }
+
+    /// Decodes the file at `path`.
+    ///
+    /// A sound over `maximumDuration` is refused from its header before its audio is read, and again
+    /// while reading if the header understated it.
+    /// - Throws: `SoundError` naming the file and the cause.
+    public func decode(fileAt path: String) throws(SoundError) -> DecodedSound {
+        let file = try SoundFileReader(path: path)
+        let rate = Int(file.info.samplerate)
+        let channels = Int(file.info.channels)
+        let format = file.format
+        try validate(sampleRate: rate, channelCount: channels, source: path)
+        let maximumFrames = maximumDuration.map { Int(($0 * Double(rate)).rounded(.down)) }
+        if let maximumFrames, file.info.frames > Int64(maximumFrames) {
+            throw durationError(frames: Int(file.info.frames), rate: rate, source: path)
+        }
+        let map = channels > 2 ? file.channelMap() : nil
+        let samples = try file.readAll(maximumFrames: maximumFrames)
+        let frames = samples.count / channels
+        guard frames > 0 else { throw SoundError(.empty, source: path, detail: "zero frames") }
+        if let maximumFrames, frames > maximumFrames {
+            throw durationError(frames: frames, rate: rate, source: path)
+        }
+        let buffer = try makeBuffer(samples, sampleRate: rate, channelCount: channels, map: map, source: path)
+        return DecodedSound(
+            buffer: buffer, sourceFormat: format, sourceSampleRate: rate, sourceChannelCount: channels)
+    }
+
+    /// Decodes the file a `file:` URL names.
+    /// - Throws: `SoundError`; a URL that is not a file URL is `.notFound`.
+    public func decode(contentsOf url: URL) throws(SoundError) -> DecodedSound {
+        guard url.isFileURL else {
+            throw SoundError(.notFound, source: url.absoluteString, detail: "only file URLs can be read")
+        }
+        return try decode(fileAt: url.path(percentEncoded: false))
+    }
+
+    /// Converts in-memory interleaved samples at `sampleRate` with `channelCount` channels.
+    ///
+    /// `name` stands for the sound in errors. The samples must be a whole number of frames and finite.
+    public func decode(
+        samples: [Float], sampleRate: Int, channelCount: Int, name: String = "in-memory sound"
+    ) throws(SoundError) -> PCMBuffer {
+        try validate(sampleRate: sampleRate, channelCount: channelCount, source: name)
+        guard samples.count % channelCount == 0 else {
+            throw SoundError(
+                .invalidSamples("\(samples.count) samples are not a whole number of \(channelCount)-channel frames"),
+                source: name)
+        }
+        let frames = samples.count / channelCount
+        guard frames > 0 else { throw SoundError(.empty, source: name, detail: "zero frames") }
+        if let maximumDuration, Double(frames) > maximumDuration * Double(sampleRate) {
+            throw durationError(frames: frames, rate: sampleRate, source: name)
+        }
+        return try makeBuffer(samples, sampleRate: sampleRate, channelCount: channelCount, map: nil, source: name)
+    }
+
+    private func validate(sampleRate: Int, channelCount: Int, source: String) throws(SoundError) {
+        guard Self.supportedSampleRates.contains(sampleRate) else {
+            throw SoundError(.invalidSampleRate(sampleRate, supported: Self.supportedSampleRates), source: source)
+        }
+        guard channelCount >= 1 else {
+            throw SoundError(.invalidSamples("\(channelCount) channels"), source: source)
+        }
+        guard channelCount <= Self.maximumChannelCount else {
+            throw SoundError(.tooManyChannels(channelCount, limit: Self.maximumChannelCount), source: source)
+        }
+    }
+
+    private func durationError(frames: Int, rate: Int, source: String) -> SoundError {
+        SoundError(
+            .exceedsMaximumDuration(seconds: Double(frames) / Double(rate), limit: maximumDuration ?? 0),
+            source: source)
+    }
+
+    private func makeBuffer(
+        _ samples: [Float], sampleRate rate: Int, channelCount: Int, map: [Int32]?, source: String
+    ) throws(SoundError) -> PCMBuffer {
+        if let bad = samples.firstIndex(where: { !$0.isFinite }) {
+            throw SoundError(.invalidSamples("sample \(bad) is \(samples[bad])"), source: source)
+        }
+        let stereo = Downmix.toStereo(samples, channels: channelCount, map: map)
+        let channels = min(channelCount, 2)
+        let resampled = try Resampler.resample(stereo, channels: channels, from: rate, to: sampleRate, source: source)
+        return PCMBuffer(validSamples: resampled, channelCount: channels, sampleRate: sampleRate)
+    }
+}

@@ -1,0 +1,155 @@
+internal import CFeedbackShims
+internal import CSndFile
+import Glibc
+
+/// An open sound file: the file descriptor and the libsndfile handle reading it.
+///
+/// Owned by one decode call from open to close and never shared, so it needs no lock; being
+/// non-copyable, it closes both exactly once.
+struct SoundFileReader: ~Copyable {
+    let path: String
+    let info: SF_INFO
+    private let fd: Int32
+    private let handle: OpaquePointer
+
+    /// Opens `path` for decoding.
+    ///
+    /// The file is opened non-blocking and checked with `fstat` before libsndfile sees it, so a FIFO
+    /// with no writer, a device such as `/dev/zero`, or a directory is refused at once instead of
+    /// hanging or reading forever.
+    init(path: String) throws(SoundError) {
+        self.path = path
+        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else { throw Self.openError(errno: errno, path: path) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            let code = errno
+            close(fd)
+            throw SoundError(.ioError(errno: code), source: path, detail: systemMessage(code))
+        }
+        if fbs_s_isdir(status.st_mode) != 0 {
+            close(fd)
+            throw SoundError(.isDirectory, source: path)
+        }
+        guard fbs_s_isreg(status.st_mode) != 0 else {
+            close(fd)
+            throw SoundError(.notARegularFile, source: path)
+        }
+        guard status.st_size > 0 else {
+            close(fd)
+            throw SoundError(.empty, source: path, detail: "zero bytes")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+
+        var info = SF_INFO()
+        // close_desc = 0: the descriptor stays ours and is closed in deinit, on every path.
+        guard let handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else {
+            let error = Self.libraryError(code: sf_error(nil), message: sf_strerror(nil), path: path)
+            close(fd)
+            throw error
+        }
+        self.fd = fd
+        self.handle = handle
+        self.info = info
+    }
+
+    deinit {
+        sf_close(handle)
+        close(fd)
+    }
+
+    var format: SoundFileFormat { SoundFileFormat(rawValue: info.format) }
+
+    /// libsndfile's channel positions (`SFC_GET_CHANNEL_MAP_INFO`), when the file declares them.
+    func channelMap() -> [Int32]? {
+        var map = [Int32](repeating: 0, count: Int(info.channels))
+        let ok = map.withUnsafeMutableBytes { bytes in
+            sf_command(handle, Int32(SFC_GET_CHANNEL_MAP_INFO), bytes.baseAddress, Int32(bytes.count))
+        }
+        return ok == Int32(SF_TRUE) ? map : nil
+    }
+
+    /// Reads every frame as interleaved floats, refusing to read past `maximumFrames`.
+    ///
+    /// The header's frame count is a hint, not a promise: compressed formats may estimate it and a
+    /// damaged WAV may overstate it (libsndfile then clamps it to the data present). Reading goes on
+    /// until the decoder says the stream has ended.
+    func readAll(maximumFrames: Int?) throws(SoundError) -> [Float] {
+        let channels = Int(info.channels)
+        let declared = max(0, Int(clamping: info.frames))
+        var capacity = declared
+        if let maximumFrames { capacity = min(capacity, maximumFrames + 1) }
+        var samples = [Float](repeating: 0, count: max(capacity, 4096) * channels)
+        var framesRead = 0
+        while true {
+            if framesRead * channels == samples.count {
+                samples.append(contentsOf: repeatElement(0, count: max(samples.count, 4096 * channels)))
+            }
+            let room = samples.count / channels - framesRead
+            let got = samples.withUnsafeMutableBufferPointer { buffer in
+                sf_readf_float(handle, buffer.baseAddress! + framesRead * channels, sf_count_t(room))
+            }
+            if got <= 0 { break }
+            framesRead += Int(got)
+            if let maximumFrames, framesRead > maximumFrames { break }
+        }
+        let status = sf_error(handle)
+        if status != 0 {
+            throw Self.libraryError(code: status, message: sf_strerror(handle), path: path)
+        }
+        samples.removeLast(samples.count - framesRead * channels)
+        return samples
+    }
+
+    static func openError(errno code: Int32, path: String) -> SoundError {
+        let reason: SoundError.Reason =
+            switch code {
+            case ENOENT, ENOTDIR: .notFound
+            case EACCES, EPERM: .permissionDenied
+            case EISDIR: .isDirectory
+            default: .ioError(errno: code)
+            }
+        return SoundError(reason, source: path, detail: systemMessage(code))
+    }
+
+    /// Maps libsndfile's error codes: the four public ones by meaning; among its internal ones
+    /// (stable across libsndfile 1.x), 18 `SFE_UNIMPLEMENTED` ("data in an unimplemented format",
+    /// e.g. an AIFF-C compression type it lacks) is an unsupported encoding and 24
+    /// ("SF_INFO struct incomplete") means the header gave a zero sample
+    /// rate or channel count; the rest (e.g. "No 'data' chunk marker") mean a damaged file.
+    static func libraryError(code: Int32, message: UnsafePointer<CChar>?, path: String) -> SoundError {
+        let text = message.map { String(cString: $0) }
+        switch Int(code) {
+        case SF_ERR_UNRECOGNISED_FORMAT:
+            return SoundError(.notASoundFile, source: path, detail: text)
+        case SF_ERR_UNSUPPORTED_ENCODING, libsndfileUnimplemented:
+            return SoundError(.unsupportedEncoding, source: path, detail: text)
+        case SF_ERR_SYSTEM:
+            return SoundError(.ioError(errno: errno), source: path, detail: text)
+        case libsndfileInfoIncomplete:
+            return SoundError(
+                .malformed, source: path,
+                detail: "the header declares a sample rate or channel count of zero; libsndfile: \(text ?? "")")
+        default:
+            return SoundError(.malformed, source: path, detail: text)
+        }
+    }
+}
+
+/// libsndfile's internal `SFE_UNIMPLEMENTED`.
+private let libsndfileUnimplemented = 18
+/// libsndfile's internal error for an `SF_INFO` left incomplete by the header (zero rate or channels).
+private let libsndfileInfoIncomplete = 24
+
+/// Calls `body` again while it fails with `EINTR`.
+func retryingOnInterrupt(_ body: () -> Int32) -> Int32 {
+    while true {
+        let result = body()
+        if result >= 0 || errno != EINTR { return result }
+    }
+}
+
+/// `strerror(code)`.
+func systemMessage(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}

@@ -1,0 +1,97 @@
+import FoundationEssentials
+import Glibc
+
+/// CLOCK_MONOTONIC in seconds.
+func monotonicSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+}
+
+/// The seconds `body` takes, once.
+func measure(_ body: () throws -> Void) rethrows -> Double {
+    let start = monotonicSeconds()
+    try body()
+    return monotonicSeconds() - start
+}
+
+/// Summary statistics of a set of timings.
+struct Timings {
+    var samples: [Double]
+
+    var median: Double { percentile(0.5) }
+    var p99: Double { percentile(0.99) }
+
+    func percentile(_ fraction: Double) -> Double {
+        let sorted = samples.sorted()
+        let index = min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))
+        return sorted[index]
+    }
+}
+
+/// Runs `body` `count` times, interleaved with nothing else, and returns every timing.
+func repeatMeasure(_ count: Int, _ body: () throws -> Void) rethrows -> Timings {
+    var samples: [Double] = []
+    for _ in 0..<count { samples.append(try measure(body)) }
+    return Timings(samples: samples)
+}
+
+/// Runs a program to completion, its output discarded; fails loudly if it cannot be run.
+func runProgram(_ path: String, _ arguments: [String]) -> Int32 {
+    var pid: pid_t = 0
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    guard posix_spawnp(&pid, path, &actions, nil, argv, environ) == 0 else { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+}
+
+/// Whether a program is on PATH.
+func programExists(_ name: String) -> Bool {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    return path.split(separator: ":").contains { access("\($0)/\(name)", X_OK) == 0 }
+}
+
+func makeTemporaryDirectory() -> String {
+    var template = Array("/tmp/feedbackbench-XXXXXX".utf8CString)
+    guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        fatalError("mkdtemp failed: \(String(cString: strerror(errno)))")
+    }
+    return String(cString: path)
+}
+
+func removeTree(_ path: String) {
+    try? FileManager.default.removeItem(atPath: path)
+}
+
+/// Milliseconds with two decimals.
+func milliseconds(_ seconds: Double) -> String {
+    let value = (seconds * 100_000).rounded() / 100
+    return "\(value) ms"
+}
+
+/// A ratio with two decimals.
+func ratio(_ ours: Double, _ reference: Double) -> String {
+    "\((ours / reference * 100).rounded() / 100)×"
+}
+
+/// One figure: ours beside the reference, the ratio, and the target it is held to.
+func report(_ title: String, ours: (String, Timings), reference: (String, Timings), target: Double) {
+    let value = ours.1.median / reference.1.median
+    let verdict = value <= target ? "meets" : "MISSES"
+    print(title)
+    print("  \(padded(ours.0)) median \(milliseconds(ours.1.median))")
+    print("  \(padded(reference.0)) median \(milliseconds(reference.1.median))")
+    print("  ratio \(ratio(ours.1.median, reference.1.median)) (target ≤ \(target)×: \(verdict))")
+}
+
+/// `text` padded with spaces to a column of 44.
+func padded(_ text: String, to width: Int = 44) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+}

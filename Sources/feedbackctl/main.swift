@@ -1,0 +1,4 @@
+import FeedbackCLI
+import Glibc
+
+exit(FeedbackCommand.main(arguments: Array(CommandLine.arguments.dropFirst())))
