@@ -1,0 +1,61 @@
+import FoundationEssentials
+import Glibc
+
+@testable import FeedbackCLI
+
+/// What one run of feedbackctl produced.
+struct CommandResult {
+    var status: Int32
+    var output: String
+    var errors: String
+}
+
+/// Runs feedbackctl in process.
+func feedbackctl(_ arguments: String...) -> CommandResult {
+    feedbackctl(arguments)
+}
+
+func feedbackctl(_ arguments: [String]) -> CommandResult {
+    var output = ""
+    var errors = ""
+    let status = FeedbackCommand.run(arguments: arguments, output: &output, errors: &errors)
+    return CommandResult(status: status, output: output, errors: errors)
+}
+
+/// The built feedbackctl binary, beside the test bundle in the build directory.
+var feedbackctlBinary: String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    precondition(count > 0)
+    var directory = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    // The test runner may be inside a .xctest bundle directory or beside it.
+    while !FileManager.default.isExecutableFile(atPath: directory + "/feedbackctl") && directory.count > 1 {
+        directory = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
+    }
+    return directory + "/feedbackctl"
+}
+
+/// Runs a program to completion and collects its status and output.
+func runProcess(_ path: String, _ arguments: [String]) -> CommandResult {
+    let directory = "/tmp/feedbackctl-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    mkdir(directory, 0o700)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, directory + "/out", O_WRONLY | O_CREAT, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, directory + "/err", O_WRONLY | O_CREAT, 0o600)
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    precondition(spawned == 0, "cannot run \(path): \(String(cString: strerror(spawned)))")
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let read = { (name: String) in
+        String(decoding: FileManager.default.contents(atPath: "\(directory)/\(name)") ?? Data(), as: UTF8.self)
+    }
+    let exited = (status & 0x7f) == 0
+    return CommandResult(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output: read("out"), errors: read("err"))
+}
