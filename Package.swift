@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CFeedbackShims"],
+            dependencies: ["CSndFile", "CSoxr", "CPulse", "CFeedbackShims"],
             swiftSettings: strict),
         .target(
             name: "FeedbackCLI",

@@ -67,7 +67,7 @@ import FeedbackServices
         }
         let buffer = try SoundDecoder(sampleRate: 44_100).decode(samples: samples, sampleRate: 44_100, channelCount: 2)
         try SoundFileWriter.write(buffer, to: "\(directory)/tone.wav", format: .wav16)
-        FileManager.default.createFile(atPath: "\(directory)/text.wav", contents: Data("hello".utf8))
+        _ = FileManager.default.createFile(atPath: "\(directory)/text.wav", contents: Data("hello".utf8))
     }
 
     @Test func describesAFile() {

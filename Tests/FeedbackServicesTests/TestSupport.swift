@@ -24,7 +24,7 @@ final class TemporaryDirectory: Sendable {
     @discardableResult
     func write(_ bytes: [UInt8], to name: String) -> String {
         let path = file(name)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }
 }

@@ -1,0 +1,133 @@
+import Glibc
+
+/// A sound placed on the engine's timeline.
+struct Voice: Sendable {
+    /// The engine's handle for it.
+    let id: UInt64
+    /// The samples it plays, at the engine rate.
+    let buffer: PCMBuffer
+    /// The timeline frame at which its first frame plays.
+    let start: Int64
+    /// How many times it plays in all: 1 plays once; `Int.max` repeats until stopped.
+    let playCount: Int
+    /// Linear gain over the timeline (fades are ramps of it).
+    var gain: Envelope
+    /// Balance −1 (left only) … 0 (both at full level) … 1 (right only) over the timeline.
+    var pan: Envelope
+    /// The first frame after its last audible one.
+    var end: Int64
+
+    init(id: UInt64, buffer: PCMBuffer, start: Int64, playCount: Int, gain: Envelope, pan: Envelope) {
+        self.id = id
+        self.buffer = buffer
+        self.start = start
+        self.playCount = max(1, playCount)
+        self.gain = gain
+        self.pan = pan
+        let length = Int64(buffer.frameCount)
+        let (total, overflow) = length.multipliedReportingOverflow(by: Int64(self.playCount))
+        self.end = overflow || self.playCount == .max ? .max : start + total
+    }
+
+    /// Ends the voice at `frame` with a linear ramp to silence over `ramp` frames (a click-free stop).
+    mutating func stop(at frame: Int64, ramp: Int64) {
+        guard frame < end else { return }
+        gain.ramp(at: frame, to: 0, over: ramp)
+        end = min(end, frame + ramp)
+    }
+}
+
+/// Sums voices into interleaved stereo Float32: a pure function of the voices and the range asked
+/// for, so any range can be rendered again with the same result.
+///
+/// Mono voices feed both channels at full level; pan is a balance: moving right lowers the left
+/// side by cos(pan·π/2) and leaves the right at full level (and the reverse). After summing, a
+/// stateless soft limiter keeps the output inside ±1: samples up to ±`limiterKnee` pass unchanged,
+/// louder ones bend smoothly (tanh) towards ±1, so a sum of voices never wraps or clips harshly.
+///
+/// Real-time contract: `render` allocates nothing, locks nothing, and never throws.
+enum Mixer {
+    /// Where the soft limiter starts bending: −1.9 dBFS.
+    static let limiterKnee: Float = 0.8
+
+    /// Renders `frameCount` frames starting at timeline frame `start` into `output`
+    /// (`2 × frameCount` interleaved floats), overwriting what was there.
+    static func render(
+        _ voices: UnsafeBufferPointer<Voice>, from start: Int64, frameCount: Int,
+        into output: UnsafeMutablePointer<Float>
+    ) {
+        output.update(repeating: 0, count: frameCount * 2)
+        let rangeEnd = start + Int64(frameCount)
+        for voice in voices where voice.start < rangeEnd && voice.end > start {
+            add(voice, from: max(start, voice.start), to: min(rangeEnd, voice.end), origin: start, into: output)
+        }
+        limit(output, count: frameCount * 2)
+    }
+
+    private static func add(
+        _ voice: Voice, from first: Int64, to last: Int64, origin: Int64, into output: UnsafeMutablePointer<Float>
+    ) {
+        let length = Int64(voice.buffer.frameCount)
+        let channels = voice.buffer.channelCount
+        voice.buffer.samples.withUnsafeBufferPointer { samples in
+            let source = samples.baseAddress!
+            var frame = first
+            while frame < last {
+                let position = (frame - voice.start) % length
+                let gain = voice.gain.segment(at: frame)
+                let pan = voice.pan.segment(at: frame)
+                let runEnd = min(last, frame + (length - position), gain.until, pan.until)
+                let count = Int(runEnd - frame)
+                let (leftStart, rightStart) = balance(pan.value)
+                let (leftEnd, rightEnd) = balance(pan.value + pan.slope * Float(count))
+                let gainEnd = gain.value + gain.slope * Float(count)
+                let step = 1 / Float(count)
+                let out = output + Int(frame - origin) * 2
+                let input = source + Int(position) * channels
+                // Gains move linearly across the run: per-sample increments, no per-sample lookups.
+                var l = gain.value * leftStart
+                var r = gain.value * rightStart
+                let dl = (gainEnd * leftEnd - l) * step
+                let dr = (gainEnd * rightEnd - r) * step
+                if channels == 1 {
+                    for index in 0..<count {
+                        let sample = input[index]
+                        out[2 * index] += sample * l
+                        out[2 * index + 1] += sample * r
+                        l += dl
+                        r += dr
+                    }
+                } else {
+                    for index in 0..<count {
+                        out[2 * index] += input[2 * index] * l
+                        out[2 * index + 1] += input[2 * index + 1] * r
+                        l += dl
+                        r += dr
+                    }
+                }
+                frame = runEnd
+            }
+        }
+    }
+
+    /// Left and right gains for a balance value.
+    static func balance(_ pan: Float) -> (left: Float, right: Float) {
+        let clamped = min(1, max(-1, pan))
+        if clamped >= 0 { return (Float(cos(Double(clamped) * .pi / 2)), 1) }
+        return (1, Float(cos(Double(-clamped) * .pi / 2)))
+    }
+
+    /// The soft limiter, in place.
+    static func limit(_ samples: UnsafeMutablePointer<Float>, count: Int) {
+        let knee = limiterKnee
+        let room = 1 - knee
+        for index in 0..<count {
+            let x = samples[index]
+            let magnitude = abs(x)
+            if magnitude > knee {
+                let bent = knee + room * Float(tanh(Double((magnitude - knee) / room)))
+                samples[index] = x < 0 ? -bent : bent
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+public import Dispatch
+import Synchronization
+
+/// How a sound is played.
+public struct PlaybackOptions: Sendable, Equatable {
+    /// Linear gain, 0 (silent) … 1 (as recorded) … more (louder; the output limiter keeps peaks in range).
+    public var volume: Float
+    /// Balance: −1 left only, 0 centre (both at full level), 1 right only.
+    public var pan: Float
+    /// How many times the sound plays in all; `PlaybackOptions.forever` repeats until stopped.
+    public var playCount: Int
+    /// Seconds over which the sound rises from silence to `volume`; 0 starts at full level.
+    public var fadeIn: Double
+
+    /// Repeat until stopped.
+    public static let forever = Int.max
+
+    /// Creates options; the defaults play the sound once, centred, at its own level.
+    public init(volume: Float = 1, pan: Float = 0, playCount: Int = 1, fadeIn: Double = 0) {
+        self.volume = volume
+        self.pan = pan
+        self.playCount = playCount
+        self.fadeIn = fadeIn
+    }
+}
+
+/// Why a play ended. Every play reports exactly one of these, exactly once.
+public enum PlaybackEnd: Sendable, Equatable {
+    /// The last sample was played by the sound server (not merely mixed or sent).
+    case finished
+    /// `PlaybackHandle.stop()` ended it.
+    case stopped
+    /// The task awaiting it was cancelled, which stopped it.
+    case cancelled
+    /// It could not be played, or playing broke off.
+    case failed(PlaybackError)
+}
+
+/// Why playback failed.
+public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of failure.
+    public enum Reason: Sendable, Equatable {
+        /// No output could be used; `tried` names each one and why it was not usable.
+        case noAudioOutput(tried: [String])
+        /// The sound server could not be reached or refused the stream.
+        case serverUnavailable
+        /// The connection to the sound server broke while the sound was playing.
+        case connectionLost
+        /// libcanberra reported an error (its `CA_ERROR_*` code).
+        case canberra(code: Int32)
+        /// The output was closed.
+        case outputClosed
+        /// The output cannot play this sound (e.g. an unknown theme event).
+        case unsupportedSound
+    }
+
+    /// What failed.
+    public var reason: Reason
+    /// The server's or library's message, where there is one.
+    public var detail: String?
+
+    /// Creates an error.
+    public init(_ reason: Reason, detail: String? = nil) {
+        self.reason = reason
+        self.detail = detail
+    }
+
+    /// A sentence for logs and the command line.
+    public var description: String {
+        let summary: String =
+            switch reason {
+            case .noAudioOutput(let tried): "no audio output is available (tried: \(tried.joined(separator: "; ")))"
+            case .serverUnavailable: "the sound server is not available"
+            case .connectionLost: "the connection to the sound server was lost"
+            case .canberra(let code): "libcanberra failed (error \(code))"
+            case .outputClosed: "the audio output was closed"
+            case .unsupportedSound: "the output cannot play this sound"
+            }
+        guard let detail, !detail.isEmpty else { return summary }
+        return "\(summary): \(detail)"
+    }
+}
+
+/// Somewhere sounds can be played: the engine's PulseAudio stream, libcanberra, or a WAV file.
+///
+/// Every output reports each play's end exactly once, with its reason, on the queue given to `play`.
+public protocol AudioOutput: AnyObject, Sendable {
+    /// A short name for logs and `feedbackctl devices`.
+    var name: String { get }
+
+    /// Starts playing `buffer` and returns at once; it never waits on a server.
+    ///
+    /// - Parameters:
+    ///   - queue: where `completion` runs.
+    ///   - completion: called exactly once when the play ends, with why.
+    /// - Returns: a handle to stop the sound or change its volume and pan while it plays.
+    @discardableResult
+    func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle
+}
+
+extension AudioOutput {
+    /// Plays `buffer` and waits until it ends; cancelling the awaiting task stops the sound and
+    /// returns `.cancelled`.
+    public func play(_ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions()) async -> PlaybackEnd {
+        let box = HandleBox()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let handle = play(buffer, options: options, queue: .global()) { end in
+                    continuation.resume(returning: end)
+                }
+                box.set(handle)
+            }
+        } onCancel: {
+            box.cancel()
+        }
+    }
+}
+
+/// Holds the handle of an awaited play so that cancellation, which may come before `play` has
+/// returned the handle, still stops it.
+private final class HandleBox: Sendable {
+    private let state = Mutex<(handle: PlaybackHandle?, cancelled: Bool)>((nil, false))
+
+    func set(_ handle: PlaybackHandle) {
+        let cancelled = state.withLock { state in
+            state.handle = handle
+            return state.cancelled
+        }
+        if cancelled { handle.end(.cancelled) }
+    }
+
+    func cancel() {
+        let handle = state.withLock { state in
+            state.cancelled = true
+            return state.handle
+        }
+        handle?.end(.cancelled)
+    }
+}

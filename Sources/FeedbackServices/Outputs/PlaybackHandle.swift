@@ -1,0 +1,71 @@
+import Dispatch
+import Synchronization
+
+/// What a handle asks of the output that plays its sound.
+protocol PlaybackControl: AnyObject, Sendable {
+    func stop(_ id: UInt64)
+    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double)
+    func setPan(_ id: UInt64, _ pan: Float, ramp: Double)
+}
+
+/// A sound that was started: stop it, change its volume or pan, ask whether it still plays.
+///
+/// Thread safety: every method may be called from any thread, any number of times, also after the
+/// sound has ended (then they do nothing). The completion is guaranteed to run exactly once: the
+/// first of finished, stopped, cancelled or failed wins, under a lock, and the others are dropped.
+public final class PlaybackHandle: Sendable {
+    /// The output's number for this play, unique within the process.
+    public let id: UInt64
+    private let control: (any PlaybackControl)?
+    private let completion: Mutex<(queue: DispatchQueue, body: (@Sendable (PlaybackEnd) -> Void)?)?>
+
+    init(
+        id: UInt64, control: (any PlaybackControl)?, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) {
+        self.id = id
+        self.control = control
+        self.completion = Mutex((queue, completion))
+    }
+
+    /// Whether the sound has not ended yet (finished, stopped, cancelled or failed).
+    public var isPlaying: Bool { completion.withLock { $0 != nil } }
+
+    /// Stops the sound now, with a few milliseconds' ramp so it does not click. The completion
+    /// reports `.stopped`.
+    public func stop() {
+        end(.stopped)
+    }
+
+    /// Moves the volume to `volume` over `ramp` seconds (a fade when `ramp` is long, a click-free
+    /// change when short).
+    public func setVolume(_ volume: Float, ramp: Double = 0.005) {
+        guard isPlaying else { return }
+        control?.setVolume(id, max(0, volume), ramp: ramp)
+    }
+
+    /// Moves the balance to `pan` (−1…1) over `ramp` seconds.
+    public func setPan(_ pan: Float, ramp: Double = 0.005) {
+        guard isPlaying else { return }
+        control?.setPan(id, min(1, max(-1, pan)), ramp: ramp)
+    }
+
+    /// Fades to silence over `duration` seconds, then stops; the completion reports `.stopped`.
+    public func fadeOut(duration: Double) {
+        setVolume(0, ramp: duration)
+        DispatchQueue.global().asyncAfter(deadline: .now() + duration) { [self] in stop() }
+    }
+
+    /// Ends the play with `reason` if it has not ended yet; stops the sound unless it finished.
+    /// - Returns: whether this call ended it.
+    @discardableResult
+    func end(_ reason: PlaybackEnd) -> Bool {
+        guard let (queue, body) = completion.withLock({ state -> (DispatchQueue, (@Sendable (PlaybackEnd) -> Void)?)? in
+            defer { state = nil }
+            return state
+        }) else { return false }
+        if reason != .finished { control?.stop(id) }
+        if let body { queue.async { body(reason) } }
+        return true
+    }
+}

@@ -1,0 +1,245 @@
+import FoundationEssentials
+import Glibc
+import Synchronization
+import Testing
+
+@testable import FeedbackServices
+
+/// A private PulseAudio server for the tests: a 48 kHz stereo null sink, an anonymous native
+/// socket in a temporary runtime directory, and a low-latency recorder on the sink's monitor for
+/// the whole run (without one, a null sink runs at ~2 s latency and finish times drift).
+///
+/// One server serves the whole test process; suites that use it are `.serialized` because they
+/// share its recording.
+final class PulseAudioTestServer: @unchecked Sendable {
+    // Locking rule: `pid` and `recorder` change only in `start`/`kill`/`restart`, which the
+    // serialized suites call from one test at a time.
+    static let sink = "fbtest"
+    static let rate = 48_000
+
+    let directory = TemporaryDirectory()
+    var socket: String { directory.file("native") }
+    var server: String { "unix:\(socket)" }
+    private(set) var pid: pid_t = 0
+    private(set) var recorder: MonitorRecorder!
+
+    /// Whether the programs it needs are installed.
+    static var available: Bool {
+        access("/usr/bin/pulseaudio", X_OK) == 0 && access("/usr/bin/parec", X_OK) == 0
+    }
+
+    private static let instance = Mutex<PulseAudioTestServer?>(nil)
+
+    /// The shared server, started on first use.
+    static func shared() throws -> PulseAudioTestServer {
+        try instance.withLock { instance in
+            if let instance { return instance }
+            guard available else {
+                throw TestFailure("pulseaudio and parec are needed (scripts/setup installs them)")
+            }
+            let server = PulseAudioTestServer()
+            try server.start()
+            instance = server
+            return server
+        }
+    }
+
+    /// Whether a test that needs the server should run: always in CI (where a missing server is
+    /// a failure), otherwise only where it can be started.
+    static var shouldRun: Bool { runningInCI || available }
+
+    func start() throws {
+        let runtime = directory.file("runtime")
+        mkdir(runtime, 0o700)
+        unlink(socket)
+        let environment = [
+            "HOME=\(directory.path)", "XDG_RUNTIME_DIR=\(runtime)", "PULSE_RUNTIME_PATH=\(runtime)",
+            "PATH=/usr/bin:/bin",
+        ]
+        pid = try spawn(
+            "/usr/bin/pulseaudio",
+            [
+                "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
+                "--log-target=file:\(directory.file("pulseaudio.log"))",
+                "-L", "module-null-sink sink_name=\(Self.sink) rate=\(Self.rate) channels=2",
+                "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
+            ], environment: environment)
+        let deadline = monotonicSeconds() + 15
+        while access(socket, F_OK) != 0 {
+            guard monotonicSeconds() < deadline else { throw TestFailure("pulseaudio did not open \(socket)") }
+            usleep(20_000)
+        }
+        recorder = try MonitorRecorder(server: server, sink: Self.sink, environment: environment)
+    }
+
+    /// Kills the server (SIGKILL), as a crash would.
+    func kill() {
+        Glibc.kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        recorder?.stop()
+    }
+
+    /// Starts it again on the same socket.
+    func restart() throws {
+        try start()
+    }
+}
+
+/// Records the null sink's monitor (`parec --latency-msec=2`) into memory, stamping each chunk
+/// with CLOCK_MONOTONIC as it arrives.
+final class MonitorRecorder: @unchecked Sendable {
+    // Locking rule: `state` is a Mutex; `pid`, `fd` and `thread` are set in init and read in stop.
+    private struct State {
+        var samples: [Float] = []
+        /// (frame count after the chunk, monotonic arrival time)
+        var arrivals: [(frames: Int, time: Double)] = []
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+    private let pid: pid_t
+    private let fd: Int32
+    private var thread = pthread_t()
+
+    init(server: String, sink: String, environment: [String]) throws {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw TestFailure("pipe failed") }
+        pid = try spawn(
+            "/usr/bin/parec",
+            [
+                "--server=\(server)", "--latency-msec=2", "--device=\(sink).monitor", "--format=float32le",
+                "--rate=48000", "--channels=2", "--raw",
+            ], environment: environment, stdout: fds[1])
+        close(fds[1])
+        fd = fds[0]
+        let unmanaged = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { argument in
+            let recorder = Unmanaged<MonitorRecorder>.fromOpaque(argument!).takeRetainedValue()
+            recorder.readLoop()
+            return nil
+        }, unmanaged)
+        // Wait until audio flows, so the sink is in low-latency mode before any test plays.
+        let deadline = monotonicSeconds() + 10
+        while frameCount < 4_800 {
+            guard monotonicSeconds() < deadline else { throw TestFailure("parec recorded nothing") }
+            usleep(10_000)
+        }
+    }
+
+    private func readLoop() {
+        let chunk = 4_096
+        var buffer = [Float](repeating: 0, count: chunk)
+        var pending: [UInt8] = []
+        var bytes = [UInt8](repeating: 0, count: chunk * 4)
+        while true {
+            let count = read(fd, &bytes, bytes.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            let now = monotonicSeconds()
+            pending += bytes[0..<count]
+            let whole = pending.count / 8 * 8
+            guard whole > 0 else { continue }
+            let floats = whole / 4
+            buffer.withUnsafeMutableBytes { raw in
+                pending.withUnsafeBytes { source in
+                    raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<whole]))
+                }
+            }
+            pending.removeFirst(whole)
+            state.withLock { state in
+                state.samples += buffer[0..<floats]
+                state.arrivals.append((state.samples.count / 2, now))
+            }
+        }
+        state.withLock { $0.finished = true }
+    }
+
+    func stop() {
+        Glibc.kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        pthread_join(thread, nil)
+        close(fd)
+    }
+
+    /// Frames recorded so far.
+    var frameCount: Int { state.withLock { $0.samples.count / 2 } }
+
+    /// Interleaved stereo samples from frame `start` to the end of the recording so far.
+    func samples(from start: Int) -> [Float] {
+        state.withLock { Array($0.samples[(start * 2)...]) }
+    }
+
+    /// Left or right channel from frame `start`.
+    func channel(_ channel: Int, from start: Int) -> [Float] {
+        let all = samples(from: start)
+        return stride(from: channel, to: all.count, by: 2).map { all[$0] }
+    }
+
+    /// When frame `frame` reached the recorder (CLOCK_MONOTONIC), estimated from its chunk's arrival.
+    func arrivalTime(ofFrame frame: Int) -> Double? {
+        state.withLock { state in
+            guard let chunk = state.arrivals.first(where: { $0.frames > frame }) else { return nil }
+            return chunk.time - Double(chunk.frames - 1 - frame) / 48_000
+        }
+    }
+
+    /// The first frame at or after `start` where either channel exceeds `threshold`, waiting up to
+    /// `timeout` seconds for it.
+    func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
+        let deadline = monotonicSeconds() + timeout
+        var checked = start
+        while monotonicSeconds() < deadline {
+            let found = state.withLock { state -> Int? in
+                let end = state.samples.count / 2
+                defer { checked = end }
+                for frame in checked..<max(checked, end)
+                where abs(state.samples[2 * frame]) > threshold || abs(state.samples[2 * frame + 1]) > threshold {
+                    return frame
+                }
+                return nil
+            }
+            if let found { return found }
+            usleep(500)
+        }
+        return nil
+    }
+
+    /// Waits until `seconds` more audio has been recorded.
+    func wait(seconds: Double) {
+        let target = frameCount + Int(seconds * 48_000)
+        let deadline = monotonicSeconds() + seconds + 5
+        while frameCount < target && monotonicSeconds() < deadline { usleep(2_000) }
+    }
+}
+
+/// A test precondition that failed, with a reason.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Starts a program with the given environment; its stdout goes to `stdout` or /dev/null.
+func spawn(_ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    if let stdout {
+        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    }
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup($0) } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    guard result == 0 else { throw TestFailure("cannot start \(path): \(String(cString: strerror(result)))") }
+    return pid
+}
