@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CPulse", "CFeedbackShims"],
+            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CFeedbackShims"],
             swiftSettings: strict),
         .target(
             name: "FeedbackCLI",

@@ -40,6 +40,10 @@ final class PulseAudioTestServer: @unchecked Sendable {
             let server = PulseAudioTestServer()
             try server.start()
             instance = server
+            atexit {
+                // The server and recorder must not outlive the test run.
+                PulseAudioTestServer.instance.withLock { $0?.kill() }
+            }
             return server
         }
     }

@@ -111,10 +111,11 @@ enum Mixer {
     }
 
     /// Left and right gains for a balance value.
+    /// Fully to one side is exactly silent on the other (cos(π/2) is not exactly 0 in floating point).
     static func balance(_ pan: Float) -> (left: Float, right: Float) {
         let clamped = min(1, max(-1, pan))
-        if clamped >= 0 { return (Float(cos(Double(clamped) * .pi / 2)), 1) }
-        return (1, Float(cos(Double(-clamped) * .pi / 2)))
+        let far = abs(clamped) == 1 ? 0 : Float(cos(Double(abs(clamped)) * .pi / 2))
+        return clamped >= 0 ? (far, 1) : (1, far)
     }
 
     /// The soft limiter, in place.

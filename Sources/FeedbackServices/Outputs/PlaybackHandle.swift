@@ -16,7 +16,9 @@ protocol PlaybackControl: AnyObject, Sendable {
 public final class PlaybackHandle: Sendable {
     /// The output's number for this play, unique within the process.
     public let id: UInt64
-    private let control: (any PlaybackControl)?
+    /// Weak: a handle must not keep its output alive, or the output could be released on its own
+    /// audio thread when the last handle ends there.
+    private weak let control: (any PlaybackControl)?
     private let completion: Mutex<(queue: DispatchQueue, body: (@Sendable (PlaybackEnd) -> Void)?)?>
 
     init(

@@ -122,11 +122,22 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     }
 
     deinit {
-        pa_threaded_mainloop_lock(mainloop)
-        loop.disconnect()
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        if pa_threaded_mainloop_in_thread(mainloop) != 0 {
+            // Released from one of its own callbacks: the loop cannot be stopped from inside, so
+            // disconnect now (the lock is held here) and stop it from another thread.
+            loop.disconnect()
+            let mainloop = UncheckedSendable(mainloop)
+            DispatchQueue.global().async {
+                pa_threaded_mainloop_stop(mainloop.value)
+                pa_threaded_mainloop_free(mainloop.value)
+            }
+        } else {
+            pa_threaded_mainloop_lock(mainloop)
+            loop.disconnect()
+            pa_threaded_mainloop_unlock(mainloop)
+            pa_threaded_mainloop_stop(mainloop)
+            pa_threaded_mainloop_free(mainloop)
+        }
         close(wakeFD)
         close(wakeReadFD)
         let handles = shared.withLock { $0.handles.values }
@@ -566,6 +577,12 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             idleSince = nil
         }
     }
+}
+
+/// A C handle moved to another thread once its owner is gone and nothing else can use it.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 private let playbackIDs = Atomic<UInt64>(1)
