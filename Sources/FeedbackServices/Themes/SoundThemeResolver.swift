@@ -183,6 +183,16 @@ public struct SoundThemeResolver: Sendable {
     ///   character (or an empty one); nothing is searched then.
     public func resolve(_ event: String) throws(SoundThemeError) -> SoundLookupResult {
         try validateEventName(event)
+        return lookup(validEvent: event)
+    }
+
+    /// Looks up the event system sound `sound` plays. Catalog event names are valid, so this cannot
+    /// be refused; with FeedbackServices' theme on the search path it always resolves.
+    public func resolve(_ sound: SystemSound) -> SoundLookupResult {
+        lookup(validEvent: sound.event)
+    }
+
+    private func lookup(validEvent event: String) -> SoundLookupResult {
         var search = Search()
         let names = Self.nameFallbacks(event)
         let locales: [String?] = Self.localeFallbacks(locale) + [nil]
