@@ -84,6 +84,17 @@ struct ThemeSelectionTests {
         #expect(path.baseDirectories.last == SoundThemeSearchPath.shippedThemesDirectory)
     }
 
+    @Test func installedThemeIsFoundBesideTheExecutable() {
+        let tree = ThemeTree()
+        let prefix = tree.base("prefix")
+        let executable = prefix + "/bin/feedbackctl"
+        #expect(SoundThemeSearchPath.installedThemesDirectory(forExecutable: executable) == nil)
+        tree.theme("feedbackservices", in: prefix + "/share/feedbackservices/sounds")
+        #expect(
+            SoundThemeSearchPath.installedThemesDirectory(forExecutable: executable)
+                == prefix + "/share/feedbackservices/sounds")
+    }
+
     @Test func messagesLocaleFollowsPosixPrecedence() {
         let all = ["LC_ALL": "fr_FR.UTF-8", "LC_MESSAGES": "de_DE", "LANG": "en_GB"]
         #expect(SoundThemeResolver.messagesLocale(environment: all) == "fr_FR.UTF-8")

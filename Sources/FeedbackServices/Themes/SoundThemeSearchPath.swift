@@ -57,8 +57,13 @@ public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible
     /// the running executable (`/proc/self/exe`): an install puts `feedbackctl` in `<prefix>/bin` and
     /// copies `SoundThemes/*` there. Nil when that directory holds no theme.
     public static var installedThemesDirectory: String? {
-        guard let executable = executablePath() else { return nil }
-        let prefix = parentDirectory(parentDirectory(executable))
+        executablePath().flatMap { installedThemesDirectory(forExecutable: $0) }
+    }
+
+    /// `installedThemesDirectory` for an executable at `path` (e.g. `/usr/bin/feedbackctl` →
+    /// `/usr/share/feedbackservices/sounds`), or nil when that directory holds no theme.
+    public static func installedThemesDirectory(forExecutable path: String) -> String? {
+        let prefix = parentDirectory(parentDirectory(path))
         let directory = joinPath(prefix, "share/feedbackservices/sounds")
         return holdsShippedTheme(directory) ? directory : nil
     }
