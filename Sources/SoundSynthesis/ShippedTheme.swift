@@ -320,6 +320,26 @@ public enum ShippedTheme {
         },
         Sound(event: "window-close", summary: "a soft falling blip") { Synth.finish(Synth.glide(from: 900, to: 500, 0.08), peakDecibels: -14) },
         Sound(event: "bell-terminal", summary: "a bell at A5") { melody([81], spacing: 0, timbre: .bell, decay: 0.12, length: 0.35, peak: -8) },
+        Sound(event: "bell-window-system", summary: "a softer bell at E5") {
+            melody([76], spacing: 0, timbre: .bell, decay: 0.1, length: 0.3, peak: -10)
+        },
+        Sound(event: "dialog-error", summary: "two low falling reed notes") { melody([64, 60], spacing: 0.12, timbre: .reed, decay: 0.08, peak: -8) },
+        Sound(event: "dialog-warning", summary: "one reed note twice") { melody([69, 69], spacing: 0.12, timbre: .reed, decay: 0.06, peak: -8) },
+        Sound(event: "dialog-information", summary: "one glass note") { melody([84], spacing: 0, timbre: .glass, decay: 0.1, peak: -8) },
+        Sound(event: "dialog-question", summary: "two rising glass notes") { melody([79, 83], spacing: 0.1, timbre: .glass, decay: 0.08, peak: -8) },
+        Sound(event: "audio-volume-change", summary: "a short pop at 1 kHz") {
+            Synth.finish(Synth.note(1000, 0.05, timbre: .marimba, envelope: .decay(0.012), attack: 0.001), peakDecibels: -10)
+        },
+        Sound(event: "device-added", summary: "two rising marimba notes") { melody([74, 81], spacing: 0.08, timbre: .marimba, decay: 0.06) },
+        Sound(event: "device-removed", summary: "two falling marimba notes") { melody([81, 74], spacing: 0.08, timbre: .marimba, decay: 0.06) },
+        Sound(event: "trash-empty", summary: "a crumple of noise") {
+            Synth.finish(
+                Synth.sequence((0..<3).map { (at: Double($0) * 0.06, sound: Synth.noiseBurst(seed: UInt64(30 + $0), 0.08, centre: 1200, q: 0.7, decay: 0.02)) }),
+                peakDecibels: -9)
+        },
+        Sound(event: "desktop-login", summary: "a rising glass arpeggio") { melody([72, 79, 84, 88], spacing: 0.1, timbre: .glass, decay: 0.12) },
+        Sound(event: "desktop-logout", summary: "a falling glass arpeggio") { melody([88, 84, 79, 72], spacing: 0.1, timbre: .glass, decay: 0.12) },
+        Sound(event: "battery-full", summary: "two rising glass notes") { melody([79, 84], spacing: 0.14, timbre: .glass, decay: 0.12) },
     ]
 
     // MARK: - Recipes
