@@ -10,7 +10,8 @@ enum ListCommand: Subcommand {
         Every AudioServices system sound ID (1000-1351) that has a sound is shown with
         its documented name, the theme event it plays, the file that event resolves to
         in the active theme, and the file's duration; then the IDs that only vibrate
-        (4095 and the vibration-only IDs). Exits 66 if any sound resolves to nothing.
+        (4095 and the vibration-only IDs). Exits 66 if any sound resolves to nothing,
+        65 if a resolved file cannot be decoded.
 
         USAGE: feedbackctl list [--json] [--theme NAME] [--profile NAME] [--locale LOCALE]
                                 [--search-path DIRS]
