@@ -37,13 +37,20 @@ let package = Package(
             name: "feedbackctl",
             dependencies: ["FeedbackCLI"],
             swiftSettings: strict),
+        .target(
+            name: "SoundSynthesis",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "generate-sound-theme",
+            dependencies: ["SoundSynthesis"],
+            swiftSettings: strict),
         .executableTarget(
             name: "feedbackbench",
             dependencies: ["FeedbackServices", "CSndFile"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackServicesTests",
-            dependencies: ["FeedbackServices", "CSndFile"],
+            dependencies: ["FeedbackServices", "CSndFile", "SoundSynthesis"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",

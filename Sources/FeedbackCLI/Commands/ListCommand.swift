@@ -1,0 +1,125 @@
+import FeedbackServices
+
+/// `feedbackctl list [--json] [OPTIONS]`: the system sound catalog, each ID resolved to its file.
+enum ListCommand: Subcommand {
+    static let name = "list"
+    static let abstract = "List the system sounds and the file each one plays"
+    static let help = """
+        OVERVIEW: List the system sounds and the file each one plays.
+
+        Every AudioServices system sound ID (1000-1351) that has a sound is shown with
+        its documented name, the theme event it plays, the file that event resolves to
+        in the active theme, and the file's duration; then the IDs that only vibrate
+        (4095 and the vibration-only IDs). Exits 66 if any sound resolves to nothing,
+        65 if a resolved file cannot be decoded.
+
+        USAGE: feedbackctl list [--json] [--theme NAME] [--profile NAME] [--locale LOCALE]
+                                [--search-path DIRS]
+
+        OPTIONS:
+          --theme NAME     Resolve in this theme instead of the configured one
+          --profile NAME   The output profile to prefer (default: stereo)
+          --locale LOCALE  The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)
+          --search-path DIRS
+                           Colon-separated base directories to search instead of the XDG
+                           ones and the shipped theme
+          --json           Print one JSON object: {"version", "theme", "sounds": [{"id", "name",
+                           "category", "event", "status", "file", "theme", "duration"}],
+                           "vibration": [{"id", "category"}]}; status is resolved, disabled
+                           or notFound, and file and duration are null when there is none
+          -h, --help       Show this help
+
+        EXAMPLES:
+          feedbackctl list
+          feedbackctl list --json | jq '.sounds[] | select(.id == 1007)'
+
+        """
+
+    private struct Row {
+        let sound: SystemSound
+        let result: SoundLookupResult
+        let duration: Double?
+    }
+
+    static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
+        let json = parser.flag("--json")
+        let resolver = try ThemeOptions.resolver(&parser)
+        try parser.finish(positionals: 0)
+        var durations: [String: Double?] = [:]
+        let decoder = SoundDecoder()
+        let rows = SystemSoundCatalog.sounds.map { sound in
+            let result = resolver.resolve(sound)
+            var duration: Double?
+            if case .resolved(let found) = result {
+                if let known = durations[found.path] {
+                    duration = known
+                } else {
+                    duration = try? decoder.decode(fileAt: found.path).buffer.duration
+                    durations[found.path] = duration
+                }
+            }
+            return Row(sound: sound, result: result, duration: duration)
+        }
+        let vibration = SystemSoundCatalog.vibrationOnly.sorted { $0.key < $1.key }
+        if json {
+            output.write(jsonText(resolver, rows: rows, vibration: vibration) + "\n")
+        } else {
+            output.write(text(resolver, rows: rows, vibration: vibration))
+        }
+        let unresolved = rows.filter { if case .notFound = $0.result { true } else { false } }
+        let undecodable = rows.filter { if case .resolved = $0.result { $0.duration == nil } else { false } }
+        if !unresolved.isEmpty {
+            let ids = unresolved.map { String($0.sound.id) }.joined(separator: ", ")
+            throw CommandError(message: "no sound found for system sound IDs \(ids)", exitCode: .noInput)
+        }
+        if !undecodable.isEmpty {
+            let ids = undecodable.map { String($0.sound.id) }.joined(separator: ", ")
+            throw CommandError(message: "the files of system sound IDs \(ids) cannot be decoded", exitCode: .dataError)
+        }
+    }
+
+    private static func text(_ resolver: SoundThemeResolver, rows: [Row], vibration: [(key: SystemSoundID, value: String)]) -> String {
+        let nameWidth = max(4, rows.map(\.sound.name.count).max() ?? 0)
+        let eventWidth = max(5, rows.map(\.sound.event.count).max() ?? 0)
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        var lines = ["theme: \(resolver.theme.name) (\(ThemeOptions.describe(resolver.theme)))", ""]
+        lines.append("ID    \(pad("NAME", nameWidth))  \(pad("EVENT", eventWidth))  DURATION  FILE")
+        for row in rows {
+            let file: String
+            switch row.result {
+            case .resolved(let sound): file = sound.path
+            case .disabled(let sound): file = "disabled by \(sound.path)"
+            case .notFound: file = "NOT FOUND"
+            }
+            let duration = row.duration.map { formatDuration($0) } ?? "-"
+            lines.append("\(row.sound.id)  \(pad(row.sound.name, nameWidth))  \(pad(row.sound.event, eventWidth))  \(pad(duration, 8))  \(file)")
+        }
+        lines.append("")
+        lines.append("Vibration only:")
+        for (id, category) in vibration { lines.append("\(id)  \(category)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func jsonText(_ resolver: SoundThemeResolver, rows: [Row], vibration: [(key: SystemSoundID, value: String)]) -> String {
+        let sounds: [JSON] = rows.map { row in
+            guard case .object(var members) = ThemeOptions.json(event: row.sound.event, result: row.result) else {
+                return .null
+            }
+            members["id"] = .number(Double(row.sound.id))
+            members["name"] = .string(row.sound.name)
+            members["category"] = .string(row.sound.category)
+            members["duration"] = row.duration.map(JSON.number) ?? .null
+            return .object(members)
+        }
+        return JSON.object([
+            "version": .string(FeedbackCommand.version),
+            "theme": .object(["name": .string(resolver.theme.name), "source": .string(resolver.theme.source.rawValue)]),
+            "sounds": .array(sounds),
+            "vibration": .array(vibration.map { .object(["id": .number(Double($0.key)), "category": .string($0.value)]) }),
+        ])
+    }
+
+    private static func formatDuration(_ seconds: Double) -> String {
+        "\((seconds * 1000).rounded() / 1000) s"
+    }
+}

@@ -1,0 +1,272 @@
+public import FoundationEssentials
+
+/// Where a sound was found: the file, and which theme and name matched.
+public struct ResolvedSound: Sendable, Equatable {
+    /// The sound file (for a disabled sound, the `.disabled` file).
+    public let path: String
+    /// The theme it belongs to; nil for an unthemed sound lying directly in a base directory.
+    public let theme: String?
+    /// The event name that was asked for.
+    public let event: String
+    /// The name that matched: `event` itself or a shorter one from the Sound Naming fallback
+    /// (`message-new-instant` → `message-new` → `message`).
+    public let matchedName: String
+    /// The locale subdirectory it was found in, or nil for a non-localised sound.
+    public let locale: String?
+    /// The output profile of the theme directory it was found in; nil for an unthemed sound.
+    public let outputProfile: String?
+}
+
+/// What a lookup searched when it found nothing.
+public struct SoundLookupFailure: Sendable, Equatable, CustomStringConvertible {
+    /// The event name that was asked for.
+    public let event: String
+    /// Every name tried, longest first.
+    public let namesTried: [String]
+    /// The themes searched, in order, parents included.
+    public let themesSearched: [String]
+    /// Themes that were to be searched but have no `index.theme` in any base directory.
+    public let missingThemes: [String]
+    /// The base directories.
+    public let baseDirectories: [String]
+
+    /// One line naming what was searched.
+    public var description: String {
+        var text = "no sound for \"\(escaped(event))\" (tried \(namesTried.joined(separator: ", ")))"
+        text += " in themes \(themesSearched.isEmpty ? "(none installed)" : themesSearched.joined(separator: ", "))"
+        if !missingThemes.isEmpty { text += "; not installed: \(missingThemes.joined(separator: ", "))" }
+        text += "; base directories: \(baseDirectories.joined(separator: ":"))"
+        return text
+    }
+}
+
+/// The outcome of looking an event up.
+public enum SoundLookupResult: Sendable, Equatable {
+    /// A sound file to play.
+    case resolved(ResolvedSound)
+    /// The theme silences this event on purpose with a `.disabled` file: play nothing, and do not
+    /// fall back to another theme.
+    case disabled(ResolvedSound)
+    /// No theme has a sound for it.
+    case notFound(SoundLookupFailure)
+}
+
+/// Maps event names to sound files per the freedesktop Sound Theme spec (0.8) and Sound Naming spec.
+///
+/// The order is libcanberra's, so both agree on which file an event plays:
+///
+/// 1. Themes: the selected theme and its `Inherits` parents (depth first, each once, so a cycle
+///    ends), then FeedbackServices' own theme and its parents (which guarantees every system sound
+///    exists whatever the desktop's theme), then `freedesktop` — always last, even when a theme
+///    lists it as a parent — and finally unthemed files directly in a base directory.
+/// 2. Within one of those, output profiles: the requested one, then `stereo`, then any directory.
+/// 3. Within a profile, names: the event, then the event with its last `-component` dropped, again
+///    until no `-` is left.
+/// 4. Within a name, locales: the full `LC_MESSAGES` locale (`de_DE.UTF-8@euro`), without the
+///    `@modifier`, without the `.codeset`, without the `_COUNTRY`, then `C`, then no locale
+///    subdirectory.
+/// 5. Within a locale: each theme of the inheritance chain, each of its `Directories` matching the
+///    profile, each base directory, then the suffixes `.disabled`, `.oga`, `.ogg`, `.wav`, then the
+///    other formats we decode (`.flac`, `.opus`, `.mp3`, `.aiff`, `.caf`).
+///
+/// The first file found ends the search; a `.disabled` file ends it with `.disabled`.
+///
+/// A resolver is a value that reads the file system on every lookup, so a theme installed or edited
+/// while a program runs is seen at once. Safe to use from any thread.
+public struct SoundThemeResolver: Sendable {
+    /// The theme that is searched first.
+    public let theme: SoundThemeSelection
+    /// The base directories.
+    public let searchPath: SoundThemeSearchPath
+    /// The requested output profile (`stereo`, `5.1`, …).
+    public let outputProfile: String
+    /// The `LC_MESSAGES` locale, e.g. `de_DE.UTF-8@euro`; nil or `C`/`POSIX` for none.
+    public let locale: String?
+
+    /// The suffixes tried, in order.
+    public static let suffixes = ["disabled", "oga", "ogg", "wav", "flac", "opus", "mp3", "aiff", "caf"]
+    /// The theme searched after every other.
+    public static let fallbackThemeName = "freedesktop"
+
+    /// Creates a resolver for theme `theme` in `searchPath`.
+    public init(
+        theme: SoundThemeSelection, searchPath: SoundThemeSearchPath, outputProfile: String = "stereo",
+        locale: String? = nil
+    ) {
+        self.theme = theme
+        self.searchPath = searchPath
+        self.outputProfile = outputProfile
+        self.locale = locale
+    }
+
+    /// The resolver a program gets by default: the theme `SoundThemeSelection.current` chooses, the
+    /// standard search path, the `stereo` profile, and the locale of `LC_ALL`, `LC_MESSAGES` or `LANG`.
+    /// - Throws: `SoundThemeError` if `explicitTheme` is not a valid theme name.
+    public static func standard(
+        explicitTheme: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(SoundThemeError) -> SoundThemeResolver {
+        SoundThemeResolver(
+            theme: try SoundThemeSelection.current(explicit: explicitTheme, environment: environment),
+            searchPath: .standard(environment: environment),
+            locale: messagesLocale(environment: environment))
+    }
+
+    /// The locale POSIX applies to messages: `LC_ALL`, else `LC_MESSAGES`, else `LANG`; nil if none is set.
+    public static func messagesLocale(environment: [String: String]) -> String? {
+        for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
+            if let value = environment[variable], !value.isEmpty { return value }
+        }
+        return nil
+    }
+
+    /// The locale subdirectories tried, in order (the non-localised directory comes after them).
+    public static func localeFallbacks(_ locale: String?) -> [String] {
+        var result: [String] = []
+        func add(_ candidate: Substring) {
+            let value = String(candidate)
+            if !value.isEmpty, nameProblem(value) == nil, !result.contains(value) { result.append(value) }
+        }
+        if let locale, locale != "C", locale != "POSIX" {
+            var current = Substring(locale)
+            add(current)
+            for separator: Character in ["@", ".", "_"] {
+                if let index = current.firstIndex(of: separator) { current = current[..<index] }
+                add(current)
+            }
+        }
+        add("C")
+        return result
+    }
+
+    /// The names tried for `event`: `a-b-c`, `a-b`, `a`.
+    public static func nameFallbacks(_ event: String) -> [String] {
+        var names = [event]
+        var current = Substring(event)
+        while let dash = current.lastIndex(of: "-") {
+            current = current[..<dash]
+            if !current.isEmpty { names.append(String(current)) }
+        }
+        return names
+    }
+
+    /// The top-level themes in search order: selected, ours, `freedesktop`.
+    public var themeOrder: [String] {
+        var order: [String] = []
+        for name in [theme.name, SoundThemeSelection.defaultThemeName, Self.fallbackThemeName]
+        where !order.contains(name) {
+            order.append(name)
+        }
+        return order
+    }
+
+    /// The installed themes `top` stands for, in search order: itself, then its `Inherits` parents
+    /// depth first. Each theme appears once, so an inheritance cycle ends; `freedesktop` is left out
+    /// unless it is `top` (it is searched last on its own); themes without an `index.theme` are
+    /// skipped.
+    public func inheritance(of top: String) -> [SoundThemeIndex] {
+        var visited: Set<String> = []
+        var result: [SoundThemeIndex] = []
+        func visit(_ name: String) {
+            guard !visited.contains(name) else { return }
+            visited.insert(name)
+            if name == Self.fallbackThemeName && name != top { return }
+            guard let index = SoundThemeIndex.load(theme: name, searchPath: searchPath) else { return }
+            result.append(index)
+            for parent in index.parents { visit(parent) }
+        }
+        visit(top)
+        return result
+    }
+
+    /// Looks up `event` as described above.
+    /// - Throws: `SoundThemeError` with `.invalidEventName` for a name holding `/`, `..` or a control
+    ///   character (or an empty one); nothing is searched then.
+    public func resolve(_ event: String) throws(SoundThemeError) -> SoundLookupResult {
+        try validateEventName(event)
+        return lookup(validEvent: event)
+    }
+
+    /// Looks up the event system sound `sound` plays. Catalog event names are valid, so this cannot
+    /// be refused; with FeedbackServices' theme on the search path it always resolves.
+    public func resolve(_ sound: SystemSound) -> SoundLookupResult {
+        lookup(validEvent: sound.event)
+    }
+
+    private func lookup(validEvent event: String) -> SoundLookupResult {
+        var search = Search()
+        let names = Self.nameFallbacks(event)
+        let locales: [String?] = Self.localeFallbacks(locale) + [nil]
+        var profiles: [String?] = [outputProfile]
+        if outputProfile != "stereo" { profiles.append("stereo") }
+        profiles.append(nil)
+        var searched: [String] = []
+        var missing: [String] = []
+
+        for top in themeOrder {
+            let chain = inheritance(of: top).filter { !searched.contains($0.name) }
+            if chain.isEmpty && !searched.contains(top) { missing.append(top) }
+            searched += chain.map(\.name)
+            for profile in profiles {
+                for name in names {
+                    for locale in locales {
+                        for index in chain {
+                            for directory in index.directories where profile == nil || directory.outputProfile == profile {
+                                for base in searchPath.baseDirectories {
+                                    var folder = joinPath(joinPath(base, index.name), directory.path)
+                                    if let locale { folder = joinPath(folder, locale) }
+                                    if let found = search.find(name, in: folder) {
+                                        let sound = ResolvedSound(
+                                            path: found.path, theme: index.name, event: event, matchedName: name,
+                                            locale: locale, outputProfile: directory.outputProfile)
+                                        return found.disabled ? .disabled(sound) : .resolved(sound)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for name in names {
+            for base in searchPath.baseDirectories {
+                if let found = search.find(name, in: base) {
+                    let sound = ResolvedSound(
+                        path: found.path, theme: nil, event: event, matchedName: name, locale: nil, outputProfile: nil)
+                    return found.disabled ? .disabled(sound) : .resolved(sound)
+                }
+            }
+        }
+        return .notFound(
+            SoundLookupFailure(
+                event: event, namesTried: names, themesSearched: searched, missingThemes: missing,
+                baseDirectories: searchPath.baseDirectories))
+    }
+
+    /// The file checks of one lookup: each directory is listed once, so a miss costs one `readdir`
+    /// per directory instead of one `stat` per name and suffix.
+    private struct Search {
+        var listings: [String: Set<String>] = [:]
+
+        mutating func find(_ name: String, in folder: String) -> (path: String, disabled: Bool)? {
+            let entries: Set<String>
+            if let cached = listings[folder] {
+                entries = cached
+            } else {
+                entries = directoryEntries(folder) ?? []
+                listings[folder] = entries
+            }
+            guard !entries.isEmpty else { return nil }
+            for suffix in SoundThemeResolver.suffixes {
+                let file = name + "." + suffix
+                guard entries.contains(file) else { continue }
+                let path = joinPath(folder, file)
+                if suffix == "disabled" {
+                    if isNonDirectory(path) { return (path, true) }
+                } else if isRegularFile(path) {
+                    return (path, false)
+                }
+            }
+            return nil
+        }
+    }
+}
