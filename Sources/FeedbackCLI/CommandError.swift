@@ -20,6 +20,10 @@ public enum ExitCode: Int32, Sendable {
     case ioError = 74
     /// `EX_NOPERM`: permission denied.
     case noPermission = 77
+    /// Stopped by Ctrl-C (128 + SIGINT), after stopping the sound.
+    case interrupted = 130
+    /// Stopped by SIGTERM (128 + SIGTERM), after stopping the sound.
+    case terminated = 143
 }
 
 /// A failure of a `feedbackctl` command: the message for stderr and the exit code.

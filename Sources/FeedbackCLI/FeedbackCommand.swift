@@ -10,6 +10,8 @@ public enum FeedbackCommand {
 
     /// Every subcommand, in the order the overview lists them.
     static let subcommands: [any Subcommand.Type] = [
+        FireCommand.self,
+        PlayCommand.self,
         InfoCommand.self,
         ListCommand.self,
         ThemeCommand.self,

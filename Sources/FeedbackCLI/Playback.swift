@@ -1,0 +1,106 @@
+import Dispatch
+import FeedbackServices
+import Glibc
+import Synchronization
+
+/// Playing one sound from a command and waiting for it: the output the options choose, Ctrl-C
+/// stopping the sound before the process exits, and errors turned into exit codes.
+enum Playback {
+    /// Where a command sends its sound.
+    enum Destination {
+        /// The engine on the PulseAudio server (the automatic choice).
+        case engine
+        /// libcanberra.
+        case canberra
+        /// A sound file, rendered faster than real time.
+        case file(String)
+    }
+
+    /// Reads the options every playing command shares: `--output FILE`, `--canberra`.
+    static func destination(_ parser: inout ArgumentParser) throws(CommandError) -> Destination {
+        let file = try parser.value("--output")
+        let canberra = parser.flag("--canberra")
+        switch (file, canberra) {
+        case (let path?, false): return .file(path)
+        case (nil, true): return .canberra
+        case (nil, false): return .engine
+        case (_?, true): throw CommandError.usage("--output and --canberra cannot be used together")
+        }
+    }
+
+    /// Plays `buffer` and, when `wait` is set, returns how it ended; Ctrl-C (SIGINT) or SIGTERM
+    /// stop the sound first and then end the process with 130 or 143.
+    static func play(_ buffer: PCMBuffer, options: PlaybackOptions, to destination: Destination, wait: Bool)
+        throws(CommandError) -> PlaybackEnd?
+    {
+        let output: any AudioOutput
+        switch destination {
+        case .file(let path):
+            let file = FileOutput(path: path, format: SoundFileFormat(fileExtension: fileExtension(path)) ?? .wav16)
+            let ends = Mutex<PlaybackEnd?>(nil)
+            file.play(buffer, options: options) { end in ends.withLock { $0 = end } }
+            do {
+                try file.finish()
+            } catch {
+                throw CommandError(message: error.description, exitCode: .cannotCreate)
+            }
+            return .finished
+        case .canberra:
+            do {
+                output = try CanberraOutput()
+            } catch {
+                throw CommandError(message: error.description, exitCode: .unavailable)
+            }
+        case .engine:
+            do {
+                output = try AudioOutputSelection.automatic()
+            } catch {
+                throw CommandError(message: error.description, exitCode: .unavailable)
+            }
+        }
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<PlaybackEnd?>(nil)
+        let handle = output.play(buffer, options: options, queue: .global()) { end in
+            result.withLock { $0 = end }
+            done.signal()
+        }
+        guard wait else { return nil }
+        let interrupted = Mutex<Int32?>(nil)
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                interrupted.withLock { $0 = number }
+                handle.stop()
+            }
+            source.resume()
+            return source
+        }
+        done.wait()
+        sources.forEach { $0.cancel() }
+        if let number = interrupted.withLock({ $0 }) {
+            throw CommandError(message: "interrupted; the sound was stopped", exitCode: number == SIGINT ? .interrupted : .terminated)
+        }
+        let end = result.withLock { $0 }
+        if case .failed(let error) = end {
+            throw CommandError(message: error.description, exitCode: .unavailable)
+        }
+        return end
+    }
+
+    private static func fileExtension(_ path: String) -> String {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return "" }
+        return String(path[path.index(after: dot)...])
+    }
+
+    /// The name scripts see for how a play ended.
+    static func name(of end: PlaybackEnd?) -> String {
+        switch end {
+        case nil: "started"
+        case .finished?: "finished"
+        case .stopped?: "stopped"
+        case .cancelled?: "cancelled"
+        case .failed?: "failed"
+        }
+    }
+}

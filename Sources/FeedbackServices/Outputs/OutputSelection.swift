@@ -1,0 +1,34 @@
+public import FoundationEssentials
+import Glibc
+
+/// Choosing where sounds go.
+public enum AudioOutputSelection {
+    /// The automatic choice: the engine when a PulseAudio server answers within `timeout` seconds.
+    ///
+    /// - Parameter server: a server address; nil for `PULSE_SERVER`, then the user's socket
+    ///   (`$XDG_RUNTIME_DIR/pulse/native`).
+    /// - Returns: the engine, connected and ready, so the first sound starts at once.
+    /// - Throws: `PlaybackError` `.noAudioOutput`, naming each output tried and why it failed.
+    public static func automatic(
+        server: String? = nil, timeout: Double = 2,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(PlaybackError) -> PulseAudioOutput {
+        let output = PulseAudioOutput(configuration: .init(server: server))
+        do {
+            try output.prepare(timeout: timeout)
+            return output
+        } catch {
+            let tried = "PulseAudio at \(describe(server: server, environment: environment)): \(error)"
+            throw PlaybackError(.noAudioOutput(tried: [tried]))
+        }
+    }
+
+    /// Where the engine will look for the server: the explicit address, `PULSE_SERVER`, or the
+    /// default socket.
+    public static func describe(server: String?, environment: [String: String]) -> String {
+        if let server { return server }
+        if let variable = environment["PULSE_SERVER"], !variable.isEmpty { return "\(variable) (PULSE_SERVER)" }
+        let runtime = environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())"
+        return "unix:\(runtime)/pulse/native (the default socket; set PULSE_SERVER to use another)"
+    }
+}
