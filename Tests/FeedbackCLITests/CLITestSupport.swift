@@ -1,5 +1,6 @@
-import FoundationEssentials
+import Foundation
 import Glibc
+import Synchronization
 
 @testable import FeedbackCLI
 
@@ -35,8 +36,12 @@ var feedbackctlBinary: String {
     return directory + "/feedbackctl"
 }
 
-/// Runs a program to completion and collects its status and output.
-func runProcess(_ path: String, _ arguments: [String]) -> CommandResult {
+/// Runs a program to completion and collects its status and output; `environment` entries
+/// (`NAME=value`) are added to this process's environment; `interruptAfter` sends SIGINT after
+/// that many seconds.
+func runProcess(
+    _ path: String, _ arguments: [String], environment: [String] = [], interruptAfter: Double? = nil
+) -> CommandResult {
     let directory = "/tmp/feedbackctl-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     mkdir(directory, 0o700)
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -47,10 +52,20 @@ func runProcess(_ path: String, _ arguments: [String]) -> CommandResult {
     posix_spawn_file_actions_addopen(&actions, 1, directory + "/out", O_WRONLY | O_CREAT, 0o600)
     posix_spawn_file_actions_addopen(&actions, 2, directory + "/err", O_WRONLY | O_CREAT, 0o600)
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
+    let names = Set(environment.map { $0.prefix { $0 != "=" } })
+    let inherited = ProcessInfo.processInfo.environment.filter { !names.contains(Substring($0.key)) }
+    let envp = (inherited.map { "\($0.key)=\($0.value)" } + environment).map { strdup($0) } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
     var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
     precondition(spawned == 0, "cannot run \(path): \(String(cString: strerror(spawned)))")
+    if let interruptAfter {
+        usleep(UInt32(interruptAfter * 1_000_000))
+        kill(pid, SIGINT)
+    }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let read = { (name: String) in
@@ -58,4 +73,42 @@ func runProcess(_ path: String, _ arguments: [String]) -> CommandResult {
     }
     let exited = (status & 0x7f) == 0
     return CommandResult(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output: read("out"), errors: read("err"))
+}
+
+/// The repository's root, from this file's path.
+let repositoryRoot: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path
+}()
+
+/// A private PulseAudio server started with the project's own `scripts/private-pulseaudio`,
+/// shared by the CLI tests and stopped when the test process exits.
+enum PrivateSoundServer {
+    private static let started = Mutex<String?>(nil)
+
+    /// `PULSE_SERVER` for the server.
+    static func address() throws -> String {
+        try started.withLock { address in
+            if let address { return address }
+            let directory = "/tmp/feedbackctl-pulse-\(getpid())"
+            let result = runProcess("/bin/bash", ["\(repositoryRoot)/scripts/private-pulseaudio", directory])
+            guard result.status == 0 else { throw CLITestFailure("private-pulseaudio failed: \(result.errors)") }
+            let server = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            address = server
+            atexit {
+                let directory = "/tmp/feedbackctl-pulse-\(getpid())"
+                if let pid = (try? String(contentsOfFile: "\(directory)/pid", encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                    kill(pid, SIGKILL)
+                }
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+            return server
+        }
+    }
+}
+
+struct CLITestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
