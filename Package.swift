@@ -46,11 +46,14 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "feedbackbench",
-            dependencies: ["FeedbackServices", "CSndFile"],
+            dependencies: ["FeedbackServices", "FeedbackTestSupport", "CSndFile", "CCanberra"],
+            swiftSettings: strict),
+        .target(
+            name: "FeedbackTestSupport",
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackServicesTests",
-            dependencies: ["FeedbackServices", "CSndFile", "SoundSynthesis"],
+            dependencies: ["FeedbackServices", "FeedbackTestSupport", "CSndFile", "SoundSynthesis"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",

@@ -35,7 +35,7 @@ struct EngineTests {
     let rate = 48_000
 
     init() throws {
-        server = try PulseAudioTestServer.shared()
+        server = try PulseAudioTestServer.shared(named: "engine")
         output = PulseAudioOutput(configuration: .init(server: server.server))
         try output.prepare()
     }

@@ -1,33 +1,8 @@
 import FoundationEssentials
 import Glibc
 
+@_exported import FeedbackTestSupport
 @testable import FeedbackServices
-
-/// A directory under /tmp that is removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() {
-        var template = Array("/tmp/feedbackservices-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        path = String(cString: template)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    func file(_ name: String) -> String { "\(path)/\(name)" }
-
-    /// Writes raw bytes to a file in the directory and returns its path.
-    @discardableResult
-    func write(_ bytes: [UInt8], to name: String) -> String {
-        let path = file(name)
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        return path
-    }
-}
 
 /// Test signals.
 enum Signal {
@@ -120,8 +95,6 @@ enum Analysis {
     }
 }
 
-/// Whether the tests run in CI, where a missing real part is a failure, never a skip.
-let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
 /// Runs `body(index)` on `count` new POSIX threads at once and waits for all of them: real
 /// threads, unlike `concurrentPerform`, which caps concurrency at the core count.

@@ -1,58 +1,58 @@
 import FoundationEssentials
-import Glibc
+public import Glibc
 import Synchronization
-import Testing
-
-@testable import FeedbackServices
 
 /// A private PulseAudio server for the tests: a 48 kHz stereo null sink, an anonymous native
 /// socket in a temporary runtime directory, and a low-latency recorder on the sink's monitor for
 /// the whole run (without one, a null sink runs at ~2 s latency and finish times drift).
 ///
-/// One server serves the whole test process; suites that use it are `.serialized` because they
-/// share its recording.
-final class PulseAudioTestServer: @unchecked Sendable {
+/// Each suite that records uses its own server (`shared(named:)`) and is `.serialized`, because
+/// its tests share that server's recording.
+public final class PulseAudioTestServer: @unchecked Sendable {
     // Locking rule: `pid` and `recorder` change only in `start`/`kill`/`restart`, which the
     // serialized suites call from one test at a time.
-    static let sink = "fbtest"
-    static let rate = 48_000
+    public static let sink = "fbtest"
+    public static let rate = 48_000
 
-    let directory = TemporaryDirectory()
-    var socket: String { directory.file("native") }
-    var server: String { "unix:\(socket)" }
-    private(set) var pid: pid_t = 0
-    private(set) var recorder: MonitorRecorder!
+    public let directory = TemporaryDirectory()
+    public var socket: String { directory.file("native") }
+    public var server: String { "unix:\(socket)" }
+    public private(set) var pid: pid_t = 0
+    public private(set) var recorder: MonitorRecorder!
 
     /// Whether the programs it needs are installed.
-    static var available: Bool {
+    public static var available: Bool {
         access("/usr/bin/pulseaudio", X_OK) == 0 && access("/usr/bin/parec", X_OK) == 0
     }
 
-    private static let instance = Mutex<PulseAudioTestServer?>(nil)
+    private static let instances = Mutex<[String: PulseAudioTestServer]>([:])
 
-    /// The shared server, started on first use.
-    static func shared() throws -> PulseAudioTestServer {
-        try instance.withLock { instance in
-            if let instance { return instance }
+    /// The server named `name`, started on first use and killed when the test process exits.
+    /// Suites that record give their own name, so suites running in parallel never hear each other.
+    public static func shared(named name: String = "default") throws -> PulseAudioTestServer {
+        try instances.withLock { instances in
+            if let instance = instances[name] { return instance }
             guard available else {
                 throw TestFailure("pulseaudio and parec are needed (scripts/setup installs them)")
             }
             let server = PulseAudioTestServer()
             try server.start()
-            instance = server
-            atexit {
-                // The server and recorder must not outlive the test run.
-                PulseAudioTestServer.instance.withLock { $0?.kill() }
+            if instances.isEmpty {
+                atexit {
+                    // The servers and recorders must not outlive the test run.
+                    PulseAudioTestServer.instances.withLock { $0.values.forEach { $0.kill() } }
+                }
             }
+            instances[name] = server
             return server
         }
     }
 
     /// Whether a test that needs the server should run: always in CI (where a missing server is
     /// a failure), otherwise only where it can be started.
-    static var shouldRun: Bool { runningInCI || available }
+    public static var shouldRun: Bool { runningInCI || available }
 
-    func start() throws {
+    public func start() throws {
         let runtime = directory.file("runtime")
         mkdir(runtime, 0o700)
         unlink(socket)
@@ -68,16 +68,16 @@ final class PulseAudioTestServer: @unchecked Sendable {
                 "-L", "module-null-sink sink_name=\(Self.sink) rate=\(Self.rate) channels=2",
                 "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
             ], environment: environment)
-        let deadline = monotonicSeconds() + 15
+        let deadline = now() + 15
         while access(socket, F_OK) != 0 {
-            guard monotonicSeconds() < deadline else { throw TestFailure("pulseaudio did not open \(socket)") }
+            guard now() < deadline else { throw TestFailure("pulseaudio did not open \(socket)") }
             usleep(20_000)
         }
         recorder = try MonitorRecorder(server: server, sink: Self.sink, environment: environment)
     }
 
     /// Kills the server (SIGKILL), as a crash would.
-    func kill() {
+    public func kill() {
         Glibc.kill(pid, SIGKILL)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
@@ -85,14 +85,14 @@ final class PulseAudioTestServer: @unchecked Sendable {
     }
 
     /// Starts it again on the same socket.
-    func restart() throws {
+    public func restart() throws {
         try start()
     }
 }
 
 /// Records the null sink's monitor (`parec --latency-msec=2`) into memory, stamping each chunk
 /// with CLOCK_MONOTONIC as it arrives.
-final class MonitorRecorder: @unchecked Sendable {
+public final class MonitorRecorder: @unchecked Sendable {
     // Locking rule: `state` is a Mutex; `pid`, `fd` and `thread` are set in init and read in stop.
     private struct State {
         var samples: [Float] = []
@@ -106,7 +106,7 @@ final class MonitorRecorder: @unchecked Sendable {
     private let fd: Int32
     private var thread = pthread_t()
 
-    init(server: String, sink: String, environment: [String]) throws {
+    public init(server: String, sink: String, environment: [String]) throws {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw TestFailure("pipe failed") }
         pid = try spawn(
@@ -124,42 +124,38 @@ final class MonitorRecorder: @unchecked Sendable {
             return nil
         }, unmanaged)
         // Wait until audio flows, so the sink is in low-latency mode before any test plays.
-        let deadline = monotonicSeconds() + 10
+        let deadline = now() + 10
         while frameCount < 4_800 {
-            guard monotonicSeconds() < deadline else { throw TestFailure("parec recorded nothing") }
+            guard now() < deadline else { throw TestFailure("parec recorded nothing") }
             usleep(10_000)
         }
     }
 
     private func readLoop() {
-        let chunk = 4_096
-        var buffer = [Float](repeating: 0, count: chunk)
         var pending: [UInt8] = []
-        var bytes = [UInt8](repeating: 0, count: chunk * 4)
+        var bytes = [UInt8](repeating: 0, count: 16_384)
         while true {
             let count = read(fd, &bytes, bytes.count)
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
-            let now = monotonicSeconds()
+            let arrival = now()
             pending += bytes[0..<count]
+            // Whole stereo frames only; a partial frame waits for the next read.
             let whole = pending.count / 8 * 8
             guard whole > 0 else { continue }
-            let floats = whole / 4
-            buffer.withUnsafeMutableBytes { raw in
-                pending.withUnsafeBytes { source in
-                    raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<whole]))
-                }
+            let floats = pending.withUnsafeBytes { raw in
+                (0..<(whole / 4)).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) }
             }
             pending.removeFirst(whole)
             state.withLock { state in
-                state.samples += buffer[0..<floats]
-                state.arrivals.append((state.samples.count / 2, now))
+                state.samples += floats
+                state.arrivals.append((state.samples.count / 2, arrival))
             }
         }
         state.withLock { $0.finished = true }
     }
 
-    func stop() {
+    public func stop() {
         Glibc.kill(pid, SIGTERM)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
@@ -168,21 +164,21 @@ final class MonitorRecorder: @unchecked Sendable {
     }
 
     /// Frames recorded so far.
-    var frameCount: Int { state.withLock { $0.samples.count / 2 } }
+    public var frameCount: Int { state.withLock { $0.samples.count / 2 } }
 
     /// Interleaved stereo samples from frame `start` to the end of the recording so far.
-    func samples(from start: Int) -> [Float] {
+    public func samples(from start: Int) -> [Float] {
         state.withLock { Array($0.samples[(start * 2)...]) }
     }
 
     /// Left or right channel from frame `start`.
-    func channel(_ channel: Int, from start: Int) -> [Float] {
+    public func channel(_ channel: Int, from start: Int) -> [Float] {
         let all = samples(from: start)
         return stride(from: channel, to: all.count, by: 2).map { all[$0] }
     }
 
     /// When frame `frame` reached the recorder (CLOCK_MONOTONIC), estimated from its chunk's arrival.
-    func arrivalTime(ofFrame frame: Int) -> Double? {
+    public func arrivalTime(ofFrame frame: Int) -> Double? {
         state.withLock { state in
             guard let chunk = state.arrivals.first(where: { $0.frames > frame }) else { return nil }
             return chunk.time - Double(chunk.frames - 1 - frame) / 48_000
@@ -191,10 +187,10 @@ final class MonitorRecorder: @unchecked Sendable {
 
     /// The first frame at or after `start` where either channel exceeds `threshold`, waiting up to
     /// `timeout` seconds for it.
-    func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
-        let deadline = monotonicSeconds() + timeout
+    public func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
+        let deadline = now() + timeout
         var checked = start
-        while monotonicSeconds() < deadline {
+        while now() < deadline {
             let found = state.withLock { state -> Int? in
                 let end = state.samples.count / 2
                 defer { checked = end }
@@ -211,21 +207,21 @@ final class MonitorRecorder: @unchecked Sendable {
     }
 
     /// Waits until `seconds` more audio has been recorded.
-    func wait(seconds: Double) {
+    public func wait(seconds: Double) {
         let target = frameCount + Int(seconds * 48_000)
-        let deadline = monotonicSeconds() + seconds + 5
-        while frameCount < target && monotonicSeconds() < deadline { usleep(2_000) }
+        let deadline = now() + seconds + 5
+        while frameCount < target && now() < deadline { usleep(2_000) }
     }
 }
 
 /// A test precondition that failed, with a reason.
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Starts a program with the given environment; its stdout goes to `stdout` or /dev/null.
-func spawn(_ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil) throws -> pid_t {
+public func spawn(_ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -246,4 +242,41 @@ func spawn(_ path: String, _ arguments: [String], environment: [String], stdout:
     let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
     guard result == 0 else { throw TestFailure("cannot start \(path): \(String(cString: strerror(result)))") }
     return pid
+}
+
+/// CLOCK_MONOTONIC in seconds.
+public func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+}
+
+/// Whether this runs in CI (`CI=true`), where a missing real part is a failure, never a skip.
+public let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
+
+/// A directory under /tmp that is removed when the value is released.
+public final class TemporaryDirectory: Sendable {
+    public let path: String
+
+    public init() {
+        var template = Array("/tmp/feedbackservices-test-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = String(cString: template)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// The path of `name` inside the directory.
+    public func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    /// Writes raw bytes to a file in the directory and returns its path.
+    @discardableResult
+    public func write(_ bytes: [UInt8], to name: String) -> String {
+        let path = file(name)
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        return path
+    }
 }
