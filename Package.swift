@@ -24,10 +24,13 @@ let package = Package(
         .systemLibrary(
             name: "CCanberra", pkgConfig: "libcanberra",
             providers: [.apt(["libcanberra-dev"])]),
+        .systemLibrary(
+            name: "CEvdev", pkgConfig: "libevdev",
+            providers: [.apt(["libevdev-dev"])]),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CFeedbackShims"],
+            dependencies: ["CSndFile", "CSoxr", "CEvdev", "CFeedbackShims"],
             swiftSettings: strict),
         .target(
             name: "FeedbackCLI",
@@ -41,9 +44,16 @@ let package = Package(
             name: "feedbackbench",
             dependencies: ["FeedbackServices", "CSndFile"],
             swiftSettings: strict),
+        // The haptics cases that need a kernel with uinput: built statically and run inside a VM by
+        // scripts/vm/haptics (HapticsVMTests drives it); never installed.
+        .executableTarget(
+            name: "haptics-vm-cases",
+            dependencies: ["FeedbackServices", "FeedbackCLI"],
+            path: "Tests/HapticsVMCases",
+            swiftSettings: strict),
         .testTarget(
             name: "FeedbackServicesTests",
-            dependencies: ["FeedbackServices", "CSndFile"],
+            dependencies: ["FeedbackServices", "CSndFile", "CFeedbackShims"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",
