@@ -11,6 +11,8 @@ public enum FeedbackCommand {
     /// Every subcommand, in the order the overview lists them.
     static let subcommands: [any Subcommand.Type] = [
         InfoCommand.self,
+        VibrateCommand.self,
+        DevicesCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]
