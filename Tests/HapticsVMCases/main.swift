@@ -267,6 +267,25 @@ run("repeat") {
     return "repeats every 100 ms until stopped; max step error \(format(worst)) ms"
 }
 
+run("repeat-one-slot") {
+    let program = try device("FBS One Slot", "rumble", slots: 1)
+    let engine = try engine(program.path)
+    let completions = Completions()
+    let waveform = try make { try .waveform(timings: [0, 40, 20, 40, 20], amplitudes: [0, 1, 0, 0.5, 0], repeatIndex: 1) }
+    let handle = engine.play(waveform, completion: completions.handler(1))
+    sleepMilliseconds(330)
+    handle.stop()
+    try expect(try completions.wait(1) == .stopped, "completion \(completions.all(1))")
+    engine.shutdown()
+    let records = program.records()
+    try expect(Set(uploads(records).map(\.id)).count == 1, "used more than one slot")
+    let starts = stepStarts(records)
+    try expect(starts.count >= 5, "only \(starts.count) steps")
+    let worst = try checkSchedule(Array(starts.prefix(5)), offsets: [0, 60, 120, 180, 240])
+    try expect(starts.prefix(5).map { $0.upload.int("strong") } == [65535, 32768, 65535, 32768, 65535], "magnitudes")
+    return "2-step loop through 1 slot, timed by user space; max step error \(format(worst)) ms"
+}
+
 run("device-destroyed-mid-pattern") {
     let program = try device("FBS Unplug")
     let engine = try engine(program.path)

@@ -18,7 +18,7 @@ final class HapticWorker {
         /// User-space timing: the next step of the phrase to start, whether it is uploaded, how many
         /// steps have started (to choose the slot) and when the last started one ends.
         var nextStep = 0
-        var prepared = false
+        var prepared: Bool
         var started = 0
         var lastEnd: UInt64
 
@@ -91,7 +91,8 @@ final class HapticWorker {
                     for step in phrase.steps { effects.append(try device.upload(step.effect)) }
                 }
             } else if case .userSpace(let slots) = timing {
-                let first = rendered.phrases.flatMap(\.steps).first!.effect
+                // Every slot starts out holding the first step, so it is ready to start at once.
+                let first = rendered.phrases.flatMap(\.steps).first!.effect.startingAtOnce
                 for _ in 0..<slots { effects.append(try device.upload(first)) }
             }
         } catch where error.reason == .noFreeEffectSlot && !effects.isEmpty {
@@ -108,22 +109,38 @@ final class HapticWorker {
         playing.append(
             Playing(
                 id: id, priority: priority, rendered: rendered, completion: completion, timing: timing,
-                effects: effects, phraseStart: now, lastEnd: now))
+                effects: effects, phraseStart: now, prepared: timing != .kernel, lastEnd: now))
         if timing == .kernel { startKernelPhrase(at: playing.count - 1) }
     }
 
     // MARK: Timing
 
-    /// When the pattern at `playing[index]` next needs the thread.
-    private func deadline(of entry: Playing) -> UInt64 {
-        let phraseEnd = entry.phraseStart + milliseconds(entry.currentPhrase.duration)
-        guard case .userSpace(let slots) = entry.timing, entry.nextStep < entry.currentPhrase.steps.count else {
-            return phraseEnd
+    /// User-space timing: the next step to start — in this phrase, or in the one that follows it
+    /// (the same one again when it repeats) — and when its phrase starts. Nil when none is left.
+    private func upcoming(_ entry: Playing) -> (phrase: Int, step: Int, phraseStart: UInt64)? {
+        if entry.nextStep < entry.currentPhrase.steps.count { return (entry.phrase, entry.nextStep, entry.phraseStart) }
+        var phrase = entry.phrase
+        var start = entry.phraseStart
+        // Two looks ahead reach the repeating phrase from the prefix; one without steps (all pauses) has none.
+        for _ in 0..<2 {
+            let current = entry.rendered.phrases[phrase]
+            start += milliseconds(current.duration)
+            if !current.repeats { phrase += 1 }
+            guard phrase < entry.rendered.phrases.count else { return nil }
+            if !entry.rendered.phrases[phrase].steps.isEmpty { return (phrase, 0, start) }
         }
-        let startTime = entry.phraseStart + milliseconds(entry.currentPhrase.steps[entry.nextStep].offset)
+        return nil
+    }
+
+    /// When the pattern next needs the thread.
+    private func deadline(of entry: Playing) -> UInt64 {
+        guard case .userSpace(let slots) = entry.timing, let next = upcoming(entry) else {
+            return entry.phraseStart + milliseconds(entry.currentPhrase.duration)
+        }
+        let startTime = next.phraseStart + milliseconds(entry.rendered.phrases[next.phrase].steps[next.step].offset)
         if entry.prepared { return startTime }
-        // With two slots the next step goes into the one whose step has already ended; with one,
-        // the slot is free only once the step in it has ended.
+        // With two slots the next step goes into the one whose step has already ended, so it is
+        // uploaded at once, well before its time; with one, only once the step in it has ended.
         return slots >= 2 ? 0 : min(entry.lastEnd, startTime)
     }
 
@@ -138,21 +155,20 @@ final class HapticWorker {
 
     private func step(at index: Int) {
         let entry = playing[index]
-        let phrase = entry.currentPhrase
-        if case .userSpace(let slots) = entry.timing, entry.nextStep < phrase.steps.count {
-            let step = phrase.steps[entry.nextStep]
+        if case .userSpace(let slots) = entry.timing, let next = upcoming(entry) {
+            let step = entry.rendered.phrases[next.phrase].steps[next.step]
             let slot = entry.effects[entry.started % slots]
             do {
                 if !entry.prepared {
-                    var effect = step.effect
-                    effect.delay = 0
-                    try device.upload(effect, id: slot)
+                    try device.upload(step.effect.startingAtOnce, id: slot)
                     playing[index].prepared = true
                 } else {
                     try device.play(slot)
+                    playing[index].phrase = next.phrase
+                    playing[index].phraseStart = next.phraseStart
+                    playing[index].nextStep = next.step + 1
                     playing[index].prepared = false
                     playing[index].started += 1
-                    playing[index].nextStep += 1
                     playing[index].lastEnd = monotonicNanoseconds() + milliseconds(step.effect.length)
                 }
             } catch {
@@ -161,6 +177,7 @@ final class HapticWorker {
             return
         }
         // The phrase is over: repeat it, go on to the next, or finish.
+        let phrase = entry.currentPhrase
         let phraseEnd = entry.phraseStart + milliseconds(phrase.duration)
         if !phrase.repeats && entry.phrase + 1 >= entry.rendered.phrases.count {
             return end(at: index, with: .finished)
@@ -258,4 +275,13 @@ final class HapticWorker {
     }
 
     private func milliseconds(_ value: Int) -> UInt64 { UInt64(max(value, 0)) * 1_000_000 }
+}
+
+extension ForceFeedbackEffect {
+    /// The effect without its delay: user-space timing starts each step at its own time.
+    fileprivate var startingAtOnce: ForceFeedbackEffect {
+        var effect = self
+        effect.delay = 0
+        return effect
+    }
 }
