@@ -4,6 +4,7 @@ import Synchronization
 
 /// How important a pattern is: a pattern pre-empts playing patterns of lower priority.
 public struct HapticPriority: RawRepresentable, Comparable, Hashable, Sendable {
+    /// The level; higher wins.
     public let rawValue: Int
     /// Creates a priority; higher wins.
     public init(rawValue: Int) { self.rawValue = rawValue }
@@ -15,6 +16,7 @@ public struct HapticPriority: RawRepresentable, Comparable, Hashable, Sendable {
     /// Alerts and calls.
     public static let high = Self(rawValue: 100)
 
+    /// Whether `lhs` is less important than `rhs`.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
@@ -55,7 +57,10 @@ public final class HapticPlayback: Sendable {
 ///
 /// Thread safety: every method may be called from any thread and none blocks on the device: work is
 /// handed to the engine's own thread, which also runs the completions (so a completion must not
-/// block, and may call `play` or `stop`).
+/// block, and may call `play` or `stop`). That thread keeps the engine alive until `shutdown()`.
+///
+/// If the device goes away (unplugged, its driver gone), every playing pattern completes
+/// `.failed` with `.deviceGone`, once, and later plays fail the same way at once.
 public final class HapticEngine: Sendable {
     /// The device the engine plays on.
     public let device: ForceFeedbackDevice

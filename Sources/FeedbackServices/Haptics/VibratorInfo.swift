@@ -1,5 +1,6 @@
 /// What a force-feedback device can do, from its `EV_FF` capability bits (`EVIOCGBIT(EV_FF, …)`).
 public struct ForceFeedbackCapabilities: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The bits; they are this type's own, not the kernel's `FF_*` numbers.
     public let rawValue: UInt32
     /// Creates a set from its raw bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
