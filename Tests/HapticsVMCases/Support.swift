@@ -65,16 +65,29 @@ func stepStarts(_ records: [DeviceProgram.Record]) -> [StepStart] {
 }
 
 /// Checks the steps started at `offsets` (ms) from the first, within ±`tolerance` ms; returns the
-/// largest error in ms.
-func checkSchedule(_ starts: [StepStart], offsets: [Int], tolerance: Double = 3) throws(CaseFailure) -> Double {
+/// largest error and every step's error, in ms.
+func checkSchedule(_ starts: [StepStart], offsets: [Int], tolerance: Double = 3) throws(CaseFailure) -> Timing {
     try expect(starts.count == offsets.count, "expected \(offsets.count) step starts, got \(starts.count)")
     let origin = starts[0].time
     var worst = 0.0
+    var errors: [Double] = []
     for (start, offset) in zip(starts, offsets) {
         let error = Double(start.time - origin) / 1000 - Double(offset)
         worst = max(worst, abs(error))
+        errors.append(error)
         let all = starts.map { Double($0.time - origin) / 1000 }
         try expect(abs(error) <= tolerance, "step at \(offset) ms started \(error) ms off schedule (starts: \(all))")
     }
-    return worst
+    return Timing(worst: worst, errors: errors)
 }
+
+/// How far the steps started from their schedule, in ms.
+struct Timing: CustomStringConvertible {
+    var worst: Double
+    var errors: [Double]
+    var description: String {
+        "max step error \(format(worst)) ms (steps: \(errors.map(format).joined(separator: ", ")))"
+    }
+}
+
+func format(_ milliseconds: Double) -> String { "\((milliseconds * 1000).rounded() / 1000)" }

@@ -50,7 +50,6 @@ func make(_ build: () throws -> VibrationPattern) throws(CaseFailure) -> Vibrati
 
 func uploads(_ records: [DeviceProgram.Record]) -> [DeviceProgram.Record] { records.filter { $0.kind == "UPLOAD" } }
 
-func format(_ milliseconds: Double) -> String { "\((milliseconds * 1000).rounded() / 1000)" }
 
 run("discovery") {
     let appeared = Mutex<[VibratorMonitor.Change]>([])
@@ -118,7 +117,7 @@ run("waveform-amplitudes") {
     let worst = try checkSchedule(stepStarts(records), offsets: [0, 150, 300])
     let total = Double(completions.time(1)! - stepStarts(records)[0].time) / 1000
     try expect(abs(total - 450) <= 20, "finished after \(total) ms, pattern lasts 450")
-    return "kernel-timed; max step error \(format(worst)) ms"
+    return "kernel-timed; \(worst)"
 }
 
 run("rumble-count-pause") {
@@ -133,7 +132,7 @@ run("rumble-count-pause") {
     let seen = uploads(records).map { [$0.int("strong"), $0.int("length"), $0.int("delay")] }
     try expect(seen == [[52428, 100, 0], [52428, 100, 200], [52428, 100, 400]], "uploads \(seen)")
     let worst = try checkSchedule(stepStarts(records), offsets: [0, 200, 400])
-    return "3 × 100 ms, 100 ms pauses; max step error \(format(worst)) ms"
+    return "3 × 100 ms, 100 ms pauses; \(worst)"
 }
 
 run("periodic-only-device") {
@@ -248,7 +247,7 @@ run("out-of-effect-slots") {
     engine.stopAll()
     try expect(try completions.wait(2) == .stopped && (try completions.wait(3)) == .stopped, "stopAll")
     engine.shutdown()
-    return "4 steps through 2 slots timed by user space, max step error \(format(worst)) ms; 3rd pattern → noFreeEffectSlot"
+    return "4 steps through 2 slots timed by user space, \(worst); 3rd pattern → noFreeEffectSlot"
 }
 
 run("repeat") {
@@ -264,7 +263,7 @@ run("repeat") {
     let starts = stepStarts(program.records())
     try expect(starts.count >= 4, "only \(starts.count) repetitions")
     let worst = try checkSchedule(Array(starts.prefix(4)), offsets: [0, 100, 200, 300])
-    return "repeats every 100 ms until stopped; max step error \(format(worst)) ms"
+    return "repeats every 100 ms until stopped; \(worst)"
 }
 
 run("repeat-one-slot") {
@@ -283,7 +282,7 @@ run("repeat-one-slot") {
     try expect(starts.count >= 5, "only \(starts.count) steps")
     let worst = try checkSchedule(Array(starts.prefix(5)), offsets: [0, 60, 120, 180, 240])
     try expect(starts.prefix(5).map { $0.upload.int("strong") } == [65535, 32768, 65535, 32768, 65535], "magnitudes")
-    return "2-step loop through 1 slot, timed by user space; max step error \(format(worst)) ms"
+    return "2-step loop through 1 slot, timed by user space; \(worst)"
 }
 
 run("device-destroyed-mid-pattern") {
