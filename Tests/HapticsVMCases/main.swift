@@ -77,6 +77,28 @@ run("discovery") {
     return "name, capabilities, ff_effects_max, select by name and path, inotify appear/disappear"
 }
 
+run("device-upload-update-close") {
+    let program = try device("FBS Device")
+    do {
+        let device = try ForceFeedbackDevice(path: program.path)
+        let rumble = try device.upload(ForceFeedbackEffect(.rumble(strong: 1, weak: 0), length: 500))
+        let periodic = try device.upload(ForceFeedbackEffect(.periodic(.sine, magnitude: 1, period: 20, fadeIn: 0), length: 100))
+        try device.play(rumble)
+        try expect(try device.upload(ForceFeedbackEffect(.rumble(strong: 0.5, weak: 0), length: 250), id: rumble) == rumble, "update moved the effect")
+        try device.stop(rumble)
+        device.close()
+        try expect(device.isClosed, "not closed")
+        let records = program.records()
+        let up = uploads(records)
+        try expect(up.map(\.id) == [Int(rumble), Int(periodic), Int(rumble)] && up[2].int("length") == 250, "uploads \(up)")
+        try expect(records.contains { $0.kind == "PLAY" && $0.id == rumble } && records.contains { $0.kind == "STOP" && $0.id == rumble }, "play/stop")
+        try expect(Set(records.filter { $0.kind == "ERASE" }.map(\.id)) == [Int(rumble), Int(periodic)], "close did not erase both")
+    } catch let error as HapticsError {
+        throw CaseFailure("\(error)")
+    }
+    return "EVIOCSFF new and in place, EV_FF play/stop, close erases both effects"
+}
+
 run("one-shot") {
     let program = try device("FBS OneShot")
     let engine = try engine(program.path)
@@ -319,9 +341,11 @@ run("cli") {
     status = FeedbackCommand.run(arguments: ["vibrate", "--pattern", "30,20,30", "--amplitudes", "1,0,0.5", "--device", program.path],
         output: &output, errors: &errors)
     try expect(status == 0, "vibrate --pattern: \(status) \(errors)")
+    status = FeedbackCommand.run(arguments: ["vibrate", "--duration", "40"], output: &output, errors: &errors)
+    try expect(status == 0, "vibrate on the first device: \(status) \(errors)")
     let seen = uploads(program.records()).map { [$0.int("strong"), $0.int("length"), $0.int("delay")] }
-    try expect(seen == [[16384, 120, 0], [65535, 30, 0], [32768, 30, 50]], "uploads \(seen)")
-    return "devices --json, vibrate --duration/--intensity, --pattern/--amplitudes"
+    try expect(seen == [[16384, 120, 0], [65535, 30, 0], [32768, 30, 50], [65535, 40, 0]], "uploads \(seen)")
+    return "devices --json, vibrate --duration/--intensity, --pattern/--amplitudes, first device by default"
 }
 
 run("permission-denied") {
