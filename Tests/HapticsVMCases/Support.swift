@@ -66,7 +66,7 @@ func stepStarts(_ records: [DeviceProgram.Record]) -> [StepStart] {
 
 /// Checks the steps started at `offsets` (ms) from the first, within ±`tolerance` ms; returns the
 /// largest error and every step's error, in ms.
-func checkSchedule(_ starts: [StepStart], offsets: [Int], tolerance: Double = 3) throws(CaseFailure) -> Timing {
+func checkSchedule(_ starts: [StepStart], offsets: [Int], tolerance: Double = 3) throws -> Timing {
     try expect(starts.count == offsets.count, "expected \(offsets.count) step starts, got \(starts.count)")
     let origin = starts[0].time
     var worst = 0.0
@@ -76,7 +76,9 @@ func checkSchedule(_ starts: [StepStart], offsets: [Int], tolerance: Double = 3)
         worst = max(worst, abs(error))
         errors.append(error)
         let all = starts.map { Double($0.time - origin) / 1000 }
-        try expect(abs(error) <= tolerance, "step at \(offset) ms started \(error) ms off schedule (starts: \(all))")
+        if abs(error) > tolerance {
+            throw TimingMiss(description: "step at \(offset) ms started \(format(error)) ms off schedule (starts: \(all.map(format)))")
+        }
     }
     return Timing(worst: worst, errors: errors)
 }
@@ -91,3 +93,10 @@ struct Timing: CustomStringConvertible {
 }
 
 func format(_ milliseconds: Double) -> String { "\((milliseconds * 1000).rounded() / 1000)" }
+
+/// A step outside its ±3 ms window. Under TCG the host's scheduler can hold a virtual CPU for
+/// several milliseconds when the machine is busy, so a case that misses only this is run again
+/// (and the miss reported); any other failure is final.
+struct TimingMiss: Error, CustomStringConvertible {
+    var description: String
+}

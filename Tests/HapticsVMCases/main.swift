@@ -17,16 +17,29 @@ let program = arguments[1]
 alarm(120)
 nonisolated(unsafe) var failures = 0
 
-/// Runs one case; it returns a note (timing errors) for the report.
+/// Runs one case; it returns a note (timing errors) for the report. A case that misses only a
+/// step's timing window is tried up to three times, and every miss is printed.
 func run(_ name: String, _ body: () throws -> String) {
-    let started = monotonicMicroseconds()
-    do {
-        let note = try body()
-        print("CASE \(name) PASS \(note) [\((monotonicMicroseconds() - started) / 1000) ms]")
-    } catch {
-        failures += 1
-        print("CASE \(name) FAIL \(error)")
+    var misses: [String] = []
+    for _ in 1...3 {
+        let started = monotonicMicroseconds()
+        do {
+            let note = try body()
+            let retried = misses.isEmpty ? "" : " — after timing misses: \(misses.joined(separator: "; "))"
+            print("CASE \(name) PASS \(note) [\((monotonicMicroseconds() - started) / 1000) ms]\(retried)")
+            fflush(nil)
+            return
+        } catch let miss as TimingMiss {
+            misses.append(miss.description)
+        } catch {
+            failures += 1
+            print("CASE \(name) FAIL \(error)")
+            fflush(nil)
+            return
+        }
     }
+    failures += 1
+    print("CASE \(name) FAIL timing missed three times: \(misses.joined(separator: "; "))")
     fflush(nil)
 }
 
@@ -118,7 +131,7 @@ run("one-shot") {
     try expect(records.contains { $0.kind == "ERASE" && $0.id == up[0].id }, "no erase")
     let latency = Double(starts[0].time - before) / 1000
     let finish = Double(completions.time(1)! - starts[0].time) / 1000 - 200
-    try expect(finish >= -3 && finish <= 20, "completion \(finish) ms after the end")
+    if finish < -3 || finish > 20 { throw TimingMiss(description: "completion \(format(finish)) ms after the end") }
     return "play→start \(format(latency)) ms; completion \(format(finish)) ms after the end"
 }
 
@@ -138,7 +151,7 @@ run("waveform-amplitudes") {
     try expect(seen == [[65535, 100, 0], [32768, 100, 150], [16384, 150, 300]], "uploads \(seen)")
     let worst = try checkSchedule(stepStarts(records), offsets: [0, 150, 300])
     let total = Double(completions.time(1)! - stepStarts(records)[0].time) / 1000
-    try expect(abs(total - 450) <= 20, "finished after \(total) ms, pattern lasts 450")
+    if abs(total - 450) > 20 { throw TimingMiss(description: "finished after \(format(total)) ms, pattern lasts 450") }
     return "kernel-timed; \(worst)"
 }
 
@@ -270,6 +283,27 @@ run("out-of-effect-slots") {
     try expect(try completions.wait(2) == .stopped && (try completions.wait(3)) == .stopped, "stopAll")
     engine.shutdown()
     return "4 steps through 2 slots timed by user space, \(worst); 3rd pattern → noFreeEffectSlot"
+}
+
+run("slots-taken-by-another-descriptor") {
+    let program = try device("FBS Shared", "rumble", slots: 3)
+    // Another open of the node holds two of the three slots; the engine learns it from ENOSPC.
+    let other: ForceFeedbackDevice
+    do {
+        other = try ForceFeedbackDevice(path: program.path)
+        for _ in 0..<2 { try other.upload(ForceFeedbackEffect(.rumble(strong: 0.1, weak: 0), length: 10)) }
+    } catch { throw CaseFailure("other descriptor: \(error)") }
+    defer { other.close() }
+    let engine = try engine(program.path)
+    let completions = Completions()
+    let waveform = try make { try .waveform(timings: [60, 40, 60, 40, 60], amplitudes: [1, 0, 0.5, 0, 0.25]) }
+    engine.play(waveform, completion: completions.handler(1))
+    try expect(try completions.wait(1) == .finished, "completion \(completions.all(1))")
+    engine.shutdown()
+    let starts = stepStarts(program.records())
+    let worst = try checkSchedule(starts, offsets: [0, 100, 200])
+    try expect(starts.map { $0.upload.int("strong") } == [65535, 32768, 16384], "magnitudes \(starts.map(\.upload))")
+    return "ENOSPC on the 2nd upload → the 3 steps went through 1 slot, \(worst)"
 }
 
 run("repeat") {

@@ -5,11 +5,13 @@
 // usage: uinput-ff-device NAME CAPS MAX LOG
 //   CAPS: comma-separated rumble,periodic,sine,square,gain   MAX: ff_effects_max
 // Prints "READY /dev/input/eventN" once the node exists; SIGTERM destroys the device and exits.
+#define _GNU_SOURCE // SCHED_IDLE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/uinput.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +116,12 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &action, NULL);
     printf("READY %s\n", node);
     fflush(stdout);
+
+    // The kernel stamps each event when the writer's write() reaches uinput. Woken at normal
+    // priority, this process can pre-empt the writer between two events of one write() and so
+    // delay the stamps of the rest; as SCHED_IDLE it runs only when the writer does not.
+    struct sched_param idle = {.sched_priority = 0};
+    check(sched_setscheduler(0, SCHED_IDLE, &idle), "sched_setscheduler");
 
     struct pollfd wait = {.fd = fd, .events = POLLIN};
     while (!stopping) {

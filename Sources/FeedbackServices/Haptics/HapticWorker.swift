@@ -85,6 +85,8 @@ final class HapticWorker {
             return completion(.failed(HapticsError(.noFreeEffectSlot, source: device.path)))
         }
         var effects: [Int16] = []
+        // Whether slot 0 already holds the first step without its delay, ready to start.
+        var firstReady = false
         do {
             if timing == .kernel {
                 for phrase in rendered.phrases {
@@ -94,6 +96,7 @@ final class HapticWorker {
                 // Every slot starts out holding the first step, so it is ready to start at once.
                 let first = rendered.phrases.flatMap(\.steps).first!.effect.startingAtOnce
                 for _ in 0..<slots { effects.append(try device.upload(first)) }
+                firstReady = true
             }
         } catch where error.reason == .noFreeEffectSlot && !effects.isEmpty {
             // Another program holds slots we counted as free: time the steps ourselves with what we got.
@@ -101,6 +104,13 @@ final class HapticWorker {
             for id in effects[keep...] { try? device.erase(id) }
             effects.removeSubrange(keep...)
             timing = .userSpace(slots: keep)
+            do {
+                try device.upload(rendered.phrases.flatMap(\.steps).first!.effect.startingAtOnce, id: effects[0])
+                firstReady = true
+            } catch {
+                for id in effects { try? device.erase(id) }
+                return fail(error, completion: completion)
+            }
         } catch {
             for id in effects { try? device.erase(id) }
             return fail(error, completion: completion)
@@ -109,7 +119,7 @@ final class HapticWorker {
         playing.append(
             Playing(
                 id: id, priority: priority, rendered: rendered, completion: completion, timing: timing,
-                effects: effects, phraseStart: now, prepared: timing != .kernel, lastEnd: now))
+                effects: effects, phraseStart: now, prepared: firstReady, lastEnd: now))
         if timing == .kernel { startKernelPhrase(at: playing.count - 1) }
     }
 
