@@ -24,10 +24,13 @@ let package = Package(
         .systemLibrary(
             name: "CCanberra", pkgConfig: "libcanberra",
             providers: [.apt(["libcanberra-dev"])]),
+        .systemLibrary(
+            name: "CEvdev", pkgConfig: "libevdev",
+            providers: [.apt(["libevdev-dev"])]),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CFeedbackShims"],
+            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CFeedbackShims"],
             swiftSettings: strict),
         .target(
             name: "FeedbackCLI",
@@ -51,9 +54,16 @@ let package = Package(
         .target(
             name: "FeedbackTestSupport",
             swiftSettings: strict),
+        // The haptics cases that need a kernel with uinput: built statically and run inside a VM by
+        // scripts/vm/haptics (HapticsVMTests drives it); never installed.
+        .executableTarget(
+            name: "haptics-vm-cases",
+            dependencies: ["FeedbackServices", "FeedbackCLI"],
+            path: "Tests/HapticsVMCases",
+            swiftSettings: strict),
         .testTarget(
             name: "FeedbackServicesTests",
-            dependencies: ["FeedbackServices", "FeedbackTestSupport", "CSndFile", "SoundSynthesis"],
+            dependencies: ["FeedbackServices", "FeedbackTestSupport", "CSndFile", "CFeedbackShims", "SoundSynthesis"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",

@@ -61,3 +61,15 @@ struct CommandError: Error {
         }
     }
 }
+
+extension CommandError {
+    init(hapticsError error: HapticsError) {
+        message = error.description
+        exitCode =
+            switch error.reason {
+            case .permissionDenied: .noPermission
+            case .ioError: .ioError
+            case .noDevice, .deviceGone, .noFreeEffectSlot, .unsupported: .unavailable
+            }
+    }
+}

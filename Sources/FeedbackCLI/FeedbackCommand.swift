@@ -13,8 +13,10 @@ public enum FeedbackCommand {
         FireCommand.self,
         PlayCommand.self,
         InfoCommand.self,
+        VibrateCommand.self,
         ListCommand.self,
         ThemeCommand.self,
+        DevicesCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]

@@ -1,9 +1,55 @@
-// What Swift cannot import from the C headers: function-like macros. Every symbol is prefixed `fbs_`.
+// What Swift cannot import from the C headers: function-like macros and variadic calls.
+// Every symbol is prefixed `fbs_`.
 #pragma once
 
+#include <poll.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <linux/input.h>
 
 /// `S_ISREG`: whether a `stat` mode is a regular file.
 static inline int fbs_s_isreg(mode_t mode) { return S_ISREG(mode); }
 /// `S_ISDIR`: whether a `stat` mode is a directory.
 static inline int fbs_s_isdir(mode_t mode) { return S_ISDIR(mode); }
+
+// The Swift side builds `struct ff_effect` and `struct input_event` field by field and writes
+// them whole; these sizes are the x86_64 (and every 64-bit) kernel ABI.
+_Static_assert(sizeof(struct ff_effect) == 48, "struct ff_effect is 48 bytes");
+_Static_assert(sizeof(struct input_event) == 24, "struct input_event is 24 bytes");
+_Static_assert(sizeof(struct ff_replay) == 4, "struct ff_replay is 4 bytes");
+
+/// `EVIOCSFF`: upload (or, with an existing id, update) a force-feedback effect.
+static inline unsigned long fbs_eviocsff(void) { return EVIOCSFF; }
+/// `EVIOCRMFF`: erase an uploaded effect; the argument is the effect id itself, not a pointer.
+static inline unsigned long fbs_eviocrmff(void) { return EVIOCRMFF; }
+/// `EVIOCGEFFECTS`: how many effects the device can hold at once.
+static inline unsigned long fbs_eviocgeffects(void) { return EVIOCGEFFECTS; }
+/// `EVIOCGBIT(ev, len)`: the bitmap of codes of event type `ev` the device supports.
+static inline unsigned long fbs_eviocgbit(unsigned int ev, unsigned int len) { return EVIOCGBIT(ev, len); }
+
+/// `ioctl(fd, request, pointer)`: `ioctl` is variadic, which Swift cannot call.
+static inline int fbs_ioctl_pointer(int fd, unsigned long request, void *argument) {
+    return ioctl(fd, request, argument);
+}
+/// `ioctl(fd, request, value)` for requests that take an integer by value (`EVIOCRMFF`).
+static inline int fbs_ioctl_value(int fd, unsigned long request, long value) {
+    return ioctl(fd, request, value);
+}
+
+/// `eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)`: a counter a thread polls to be woken by another.
+static inline int fbs_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+/// `ppoll(fds, count, timeout, NULL)`: `poll` with a nanosecond timeout (NULL waits forever), so a
+/// thread wakes for a pattern step at its time rather than at the next whole millisecond. It needs
+/// `_GNU_SOURCE`, which shims.c defines.
+int fbs_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout);
+
+/// `prctl(PR_SET_TIMER_SLACK, nanoseconds)` for the calling thread: `prctl` is variadic. The default
+/// 50 µs slack lets the kernel merge wake-ups; a thread that starts vibration steps wants them on time.
+static inline int fbs_set_timer_slack(unsigned long nanoseconds) {
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}

@@ -1,0 +1,134 @@
+import Dispatch
+import Synchronization
+import FeedbackServices
+
+/// `feedbackctl vibrate`: vibrate once, or a pattern, and wait until it is over.
+enum VibrateCommand: Subcommand {
+    static let name = "vibrate"
+    static let abstract = "Vibrate once or in a pattern"
+    static let help = """
+        OVERVIEW: Vibrate once or in a pattern.
+
+        Plays on the first vibrator (or the one --device names) and returns when the vibration
+        is over. Without options it plays the buzz of kSystemSoundID_Vibrate (400 ms).
+
+        USAGE: feedbackctl vibrate [--duration MS] [--intensity X] [--device PATH|NAME]
+               feedbackctl vibrate --pattern MS,MS,... [--amplitudes A,A,...] [--intensity X] [--device PATH|NAME]
+
+        OPTIONS:
+          --duration MS      Vibrate once for MS milliseconds (default 400)
+          --intensity X      Strength 0...1 (default 1); scales a pattern's amplitudes
+          --pattern MS,...   Timings as Android's VibrationEffect.createWaveform: without
+                             --amplitudes they alternate off and on, starting with off
+          --amplitudes A,... One strength 0...1 per timing; 0 is a pause
+          --device PATH|NAME The device node, or a text its name contains
+          --input-dir DIR    Look for devices in DIR instead of /dev/input
+          -h, --help         Show this help
+
+        EXIT STATUS:
+          0 when the vibration played to its end; 64 bad options; 69 no vibrator (or it went
+          away); 77 the device node may not be opened (add the user to the 'input' group or
+          give the device a udev 'uaccess' tag).
+
+        EXAMPLES:
+          feedbackctl vibrate --duration 150 --intensity 0.5
+          feedbackctl vibrate --pattern 0,200,100,200
+          feedbackctl vibrate --pattern 100,50,100 --amplitudes 1,0,0.4 --device /dev/input/event4
+
+        """
+
+    static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
+        let duration = try parser.value("--duration").map { text throws(CommandError) in try milliseconds(text, option: "--duration") }
+        let intensity = try parser.value("--intensity").map { text throws(CommandError) in try strength(text, option: "--intensity") } ?? 1
+        let timings = try parser.value("--pattern").map { text throws(CommandError) in
+            try list(text, option: "--pattern").map { item throws(CommandError) in try milliseconds(item, option: "--pattern") }
+        }
+        let amplitudes = try parser.value("--amplitudes").map { text throws(CommandError) in
+            try list(text, option: "--amplitudes").map { item throws(CommandError) in try strength(item, option: "--amplitudes") }
+        }
+        let device = try parser.value("--device")
+        let directory = try parser.value("--input-dir") ?? "/dev/input"
+        try parser.finish(positionals: 0)
+
+        if duration != nil && timings != nil { throw CommandError.usage("--duration and --pattern exclude each other") }
+        if amplitudes != nil && timings == nil { throw CommandError.usage("--amplitudes needs --pattern") }
+        let pattern: VibrationPattern
+        do {
+            if let timings {
+                pattern = try .waveform(timings: timings, amplitudes: amplitudes)
+            } else if let duration {
+                pattern = try .oneShot(duration: duration)
+            } else {
+                pattern = .systemVibrate
+            }
+        } catch {
+            throw CommandError.usage(describe(error))
+        }
+
+        let selector: VibratorSelector =
+            switch device {
+            case nil: .first
+            case let text? where text.hasPrefix("/"): .path(text)
+            case let text?: .name(text)
+            }
+        let engine: HapticEngine
+        do {
+            engine = try HapticEngine(selector, discovery: VibratorDiscovery(directory: directory))
+        } catch {
+            throw CommandError(hapticsError: error)
+        }
+        engine.maximumStrength = intensity
+        let done = DispatchSemaphore(value: 0)
+        let result = Result()
+        engine.play(pattern) { completion in
+            result.set(completion)
+            done.signal()
+        }
+        done.wait()
+        engine.shutdown()
+        engine.device.close()
+        if case .failed(let error) = result.get() { throw CommandError(hapticsError: error) }
+    }
+
+    /// The completion, handed from the engine's thread to the waiting command.
+    private final class Result: Sendable {
+        private let value = Mutex<HapticCompletion?>(nil)
+        func set(_ completion: HapticCompletion) { value.withLock { $0 = completion } }
+        func get() -> HapticCompletion? { value.withLock { $0 } }
+    }
+
+    private static func list(_ text: String, option: String) throws(CommandError) -> [String] {
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces }
+        guard !items.isEmpty, !items.contains("") else { throw CommandError.usage("\(option) needs a comma-separated list") }
+        return items
+    }
+
+    private static func milliseconds(_ text: String, option: String) throws(CommandError) -> Int {
+        guard let value = Int(text), value >= 0, value <= 30_000 else {
+            throw CommandError.usage("\(option) takes milliseconds 0...30000, not '\(text)'")
+        }
+        return value
+    }
+
+    private static func strength(_ text: String, option: String) throws(CommandError) -> Double {
+        guard let value = Double(text), (0...1).contains(value) else {
+            throw CommandError.usage("\(option) takes a strength 0...1, not '\(text)'")
+        }
+        return value
+    }
+
+    private static func describe(_ error: VibrationPattern.Invalid) -> String {
+        switch error {
+        case .empty: "the pattern never vibrates"
+        case .negativeDuration(let value): "negative duration \(value)"
+        case .amplitudeCountMismatch(let timings, let amplitudes):
+            "--pattern has \(timings) timings but --amplitudes has \(amplitudes) values"
+        case .intensityOutOfRange(let value): "intensity \(value) is outside 0...1"
+        case .repeatIndexOutOfRange(let index): "repeat index \(index) is outside the pattern"
+        }
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+}
