@@ -29,7 +29,7 @@ enum Playback {
     }
 
     /// Plays `buffer` and, when `wait` is set, returns how it ended; Ctrl-C (SIGINT) or SIGTERM
-    /// stop the sound first and then end the process with 130 or 143.
+    /// stop the sound first and then end the command with 130 or 143 (`Interruption`).
     static func play(_ buffer: PCMBuffer, options: PlaybackOptions, to destination: Destination, wait: Bool)
         throws(CommandError) -> PlaybackEnd?
     {
@@ -65,22 +65,7 @@ enum Playback {
             done.signal()
         }
         guard wait else { return nil }
-        let interrupted = Mutex<Int32?>(nil)
-        let sources = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                interrupted.withLock { $0 = number }
-                handle.stop()
-            }
-            source.resume()
-            return source
-        }
-        done.wait()
-        sources.forEach { $0.cancel() }
-        if let number = interrupted.withLock({ $0 }) {
-            throw CommandError(message: "interrupted; the sound was stopped", exitCode: number == SIGINT ? .interrupted : .terminated)
-        }
+        try Interruption.wait(for: done) { handle.stop() }
         let end = result.withLock { $0 }
         if case .failed(let error) = end {
             throw CommandError(message: error.description, exitCode: .unavailable)

@@ -6,6 +6,7 @@ import FoundationEssentials
 import Glibc
 
 var iterations = 15
+// Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -30,3 +31,5 @@ defer { removeTree(workDirectory) }
 print("feedbackbench: \(iterations) iterations per figure; medians; ratio = ours / reference (lower is faster)")
 print("")
 RegistrationBenchmark(directory: workDirectory, iterations: iterations).run()
+print("")
+EngineBenchmark(directory: workDirectory, plays: max(30, iterations * 2)).run()

@@ -80,13 +80,15 @@ enum VibrateCommand: Subcommand {
         engine.maximumStrength = intensity
         let done = DispatchSemaphore(value: 0)
         let result = Result()
-        engine.play(pattern) { completion in
+        let playback = engine.play(pattern) { completion in
             result.set(completion)
             done.signal()
         }
-        done.wait()
-        engine.shutdown()
-        engine.device.close()
+        defer {
+            engine.shutdown()
+            engine.device.close()
+        }
+        try Interruption.wait(for: done) { playback.stop() }
         if case .failed(let error) = result.get() { throw CommandError(hapticsError: error) }
     }
 

@@ -132,3 +132,24 @@ enum Mixer {
         }
     }
 }
+
+/// The mixer, reachable from the benchmark executable only (`@_spi(Benchmarks) import`).
+@_spi(Benchmarks)
+public enum MixerBenchmark {
+    /// Renders `blocks` consecutive blocks of `frames` frames of the given sounds, all playing
+    /// from frame 0 at `gain` with the given balances, into `output` (`2 × frames` floats).
+    public static func render(
+        _ buffers: [PCMBuffer], gain: Float, pans: [Float], frames: Int, blocks: Int,
+        into output: UnsafeMutablePointer<Float>
+    ) {
+        let voices = buffers.indices.map { index in
+            Voice(id: UInt64(index), buffer: buffers[index], start: 0, playCount: .max, gain: Envelope(gain),
+                  pan: Envelope(pans[index % pans.count]))
+        }
+        voices.withUnsafeBufferPointer { voices in
+            for block in 0..<blocks {
+                Mixer.render(voices, from: Int64(block * frames), frameCount: frames, into: output)
+            }
+        }
+    }
+}

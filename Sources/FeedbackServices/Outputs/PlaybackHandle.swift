@@ -58,7 +58,8 @@ public final class PlaybackHandle: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + duration) { [self] in stop() }
     }
 
-    /// Ends the play with `reason` if it has not ended yet; stops the sound unless it finished.
+    /// Ends the play with `reason` if it has not ended yet. A stop or cancel also stops the sound;
+    /// a finish or failure comes from the output, which already knows.
     /// - Returns: whether this call ended it.
     @discardableResult
     func end(_ reason: PlaybackEnd) -> Bool {
@@ -66,7 +67,7 @@ public final class PlaybackHandle: Sendable {
             defer { state = nil }
             return state
         }) else { return false }
-        if reason != .finished { control?.stop(id) }
+        if reason == .stopped || reason == .cancelled { control?.stop(id) }
         if let body { queue.async { body(reason) } }
         return true
     }

@@ -92,6 +92,8 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     private let wakeFD: Int32
     private let wakeReadFD: Int32
     private let loop: Loop
+    /// The mainloop's watch on `wakeReadFD`; freed before the pipe is closed.
+    private var wakeEvent: OpaquePointer?
 
     /// Creates the engine output. Nothing connects until the first `play` or `prepare()`.
     public init(configuration: Configuration = Configuration()) {
@@ -106,34 +108,38 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         wakeReadFD = fds[0]
         wakeFD = fds[1]
         loop = Loop(configuration: configuration)
-        loop.owner = Unmanaged.passUnretained(self)
+        loop.output = self
         pa_threaded_mainloop_lock(mainloop)
         let api = pa_threaded_mainloop_get_api(mainloop)!
         loop.api = api
-        _ = api.pointee.io_new(
+        wakeEvent = api.pointee.io_new(
             api, wakeReadFD, PA_IO_EVENT_INPUT,
             { _, _, fd, _, userdata in
                 var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
                 while read(fd, &drain, MemoryLayout.size(ofValue: drain)) > 0 {}
-                Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue().service()
+                // No retain: the output is alive while this event exists (deinit frees it first),
+                // and a retain here could make this thread release the last reference.
+                Unmanaged<PulseAudioOutput>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.service() }
             }, Unmanaged.passUnretained(self).toOpaque())
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_start(mainloop)
     }
 
     deinit {
-        if pa_threaded_mainloop_in_thread(mainloop) != 0 {
-            // Released from one of its own callbacks: the loop cannot be stopped from inside, so
-            // disconnect now (the lock is held here) and stop it from another thread.
-            loop.disconnect()
+        // Callbacks never retain the output and handles call back into it only from the user's
+        // threads, so the last reference is not released on the mainloop thread; should that
+        // ever happen, the loop cannot be stopped from inside, so it is stopped from another thread.
+        let inLoop = pa_threaded_mainloop_in_thread(mainloop) != 0
+        if !inLoop { pa_threaded_mainloop_lock(mainloop) }
+        loop.disconnect()
+        if let wakeEvent { loop.api.pointee.io_free(wakeEvent) }
+        if inLoop {
             let mainloop = UncheckedSendable(mainloop)
             DispatchQueue.global().async {
                 pa_threaded_mainloop_stop(mainloop.value)
                 pa_threaded_mainloop_free(mainloop.value)
             }
         } else {
-            pa_threaded_mainloop_lock(mainloop)
-            loop.disconnect()
             pa_threaded_mainloop_unlock(mainloop)
             pa_threaded_mainloop_stop(mainloop)
             pa_threaded_mainloop_free(mainloop)
@@ -278,29 +284,27 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         applyCommands()
     }
 
-    /// The connection or stream failed or closed: every sound that was playing or waiting fails.
+    /// The connection closed. With an error (the server went away, refused us, or could not be
+    /// reached), every sound playing or waiting fails. Without one (closed when idle), nothing was
+    /// playing; a play that raced with the close opens a new connection.
     fileprivate func connectionEnded(_ error: PlaybackError?) {
-        let (handles, waiters) = shared.withLock { shared -> ([PlaybackHandle], [DispatchSemaphore]) in
+        let (failed, waiters, reopen) = shared.withLock { shared -> ([PlaybackHandle], [DispatchSemaphore], Bool) in
             shared.state = .closed
             shared.lastError = error
-            shared.commands.removeAll { if case .start = $0 { false } else { true } }
-            let starting = Set(shared.commands.compactMap { command -> UInt64? in
-                if case .start(let id, _, _) = command { id } else { nil }
-            })
-            // Sounds that were playing die with the connection; sounds not yet started fail only if
-            // the connection could not be made at all (error while connecting).
-            var ended: [PlaybackHandle] = []
-            for (id, handle) in shared.handles where error == nil || !starting.contains(id) || error != nil {
-                ended.append(handle)
+            guard error != nil else {
+                return ([], [], !shared.commands.isEmpty || !shared.readyWaiters.isEmpty)
             }
+            let handles = Array(shared.handles.values)
             shared.handles.removeAll()
             shared.commands.removeAll()
             defer { shared.readyWaiters.removeAll() }
-            return (ended, shared.readyWaiters)
+            return (handles, shared.readyWaiters, false)
         }
-        let reason = error ?? PlaybackError(.outputClosed)
-        for handle in handles { handle.end(.failed(reason)) }
+        if let error {
+            for handle in failed { handle.end(.failed(error)) }
+        }
         waiters.forEach { $0.signal() }
+        if reopen { service() }
     }
 
     fileprivate func voiceFinished(_ id: UInt64) {
@@ -325,7 +329,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     /// The PulseAudio objects and the timeline, owned by the mainloop thread.
     private final class Loop {
         let configuration: Configuration
-        var owner: Unmanaged<PulseAudioOutput>!
+        /// The output that owns this loop. `unowned(unsafe)`: no reference counting on the audio
+        /// thread; the output outlives every callback because its deinit disconnects them first.
+        unowned(unsafe) var output: PulseAudioOutput!
         var api: UnsafeMutablePointer<pa_mainloop_api>!
         var context: OpaquePointer?
         var stream: OpaquePointer?
@@ -349,7 +355,6 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
 
         deinit { scratch.deallocate() }
 
-        var output: PulseAudioOutput { owner.takeUnretainedValue() }
         var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
         var bytesPerFrame: Int64 { 8 }
 

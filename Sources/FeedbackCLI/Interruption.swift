@@ -1,0 +1,40 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Ctrl-C and SIGTERM for the commands that play or vibrate: the signal is recorded, the command
+/// stops its sound or vibration, and then exits with 130 or 143.
+///
+/// The handler is installed when the process starts (`FeedbackCommand.main`), before anything
+/// plays, so no signal is lost between starting a sound and being ready to stop it, and a
+/// disposition inherited as ignored is replaced. A signal handler may only do async-signal-safe
+/// work, so it just stores the number in a lock-free atomic that the waiting command polls.
+enum Interruption {
+    private static let received = Atomic<Int32>(0)
+
+    /// Installs the handler for SIGINT and SIGTERM.
+    static func install() {
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { number in Interruption.received.store(number, ordering: .relaxed) }
+        }
+    }
+
+    /// The signal received so far, if any.
+    static var receivedSignal: Int32? {
+        let number = received.load(ordering: .relaxed)
+        return number == 0 ? nil : number
+    }
+
+    /// Waits for `done`; if a signal arrives first, calls `stop`, waits for `done` after all, and
+    /// throws the interruption.
+    static func wait(for done: DispatchSemaphore, stop: () -> Void) throws(CommandError) {
+        while done.wait(timeout: .now() + .milliseconds(10)) == .timedOut {
+            guard let number = receivedSignal else { continue }
+            stop()
+            done.wait()
+            throw CommandError(
+                message: "interrupted; the sound or vibration was stopped",
+                exitCode: number == SIGINT ? .interrupted : .terminated)
+        }
+    }
+}
