@@ -105,7 +105,8 @@ enum PrivateSoundServer {
         try started.withLock { address in
             if let address { return address }
             let directory = "/tmp/feedbackctl-pulse-\(getpid())"
-            let result = runProcess("/bin/bash", ["\(repositoryRoot)/scripts/private-pulseaudio", directory])
+            let result = runProcess(
+                "/bin/bash", ["\(repositoryRoot)/scripts/private-pulseaudio", "--until-exit", "\(getpid())", directory])
             guard result.status == 0 else { throw CLITestFailure("private-pulseaudio failed: \(result.errors)") }
             let server = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
             address = server
