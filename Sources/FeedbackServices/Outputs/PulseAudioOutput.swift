@@ -38,17 +38,22 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         public var idleTimeout: Double
         /// `application.name` the server shows for the stream.
         public var applicationName: String
+        /// The stream's `media.role`, which the server's policy modules act on (module-role-cork,
+        /// module-role-ducking, per-role volumes): `event` for alerts and effects, `music`, `game`, …
+        public var mediaRole: String
 
-        /// Creates a configuration: default server, 48 kHz, 50 ms queue, 10 s idle timeout.
+        /// Creates a configuration: default server, 48 kHz, 50 ms queue, 10 s idle timeout, role
+        /// `event`.
         public init(
             server: String? = nil, sampleRate: Int = 48_000, bufferDuration: Double = 0.05,
-            idleTimeout: Double = 10, applicationName: String = "FeedbackServices"
+            idleTimeout: Double = 10, applicationName: String = "FeedbackServices", mediaRole: String = "event"
         ) {
             self.server = server
             self.sampleRate = sampleRate
             self.bufferDuration = bufferDuration
             self.idleTimeout = idleTimeout
             self.applicationName = applicationName
+            self.mediaRole = mediaRole
         }
     }
 
@@ -69,9 +74,10 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     public let configuration: Configuration
 
     private enum Command {
-        case start(id: UInt64, buffer: PCMBuffer, options: PlaybackOptions)
+        case start(id: UInt64, source: VoiceSource, offset: Int64, options: PlaybackOptions)
         case stop(id: UInt64)
-        case volume(id: UInt64, Float, ramp: Double)
+        case fadeOut(id: UInt64, duration: Double, curve: Envelope.Curve)
+        case volume(id: UInt64, Float, ramp: Double, curve: Envelope.Curve)
         case pan(id: UInt64, Float, ramp: Double)
     }
 
@@ -173,17 +179,27 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
         guard buffer.sampleRate == configuration.sampleRate, buffer.frameCount > 0 else {
+            let handle = PlaybackHandle(id: nextPlaybackID(), control: self, queue: queue, completion: completion)
             handle.end(.failed(PlaybackError(
                 .unsupportedSound,
                 detail: "the engine plays \(configuration.sampleRate) Hz buffers; this one is \(buffer.sampleRate) Hz")))
             return handle
         }
+        return play(.buffer(buffer), offset: 0, options: options, queue: queue, completion: completion)
+    }
+
+    /// Starts a voice `offset` frames into `source` (a seek), which must be at the engine rate.
+    /// A stream source is cancelled (its feeder stops) when the voice ends, however it ends.
+    func play(
+        _ source: VoiceSource, offset: Int64, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        let id = nextPlaybackID()
+        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
         shared.withLock { shared in
             shared.handles[id] = handle
-            shared.commands.append(.start(id: id, buffer: buffer, options: options))
+            shared.commands.append(.start(id: id, source: source, offset: offset, options: options))
         }
         wake()
         return handle
@@ -193,8 +209,12 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         enqueue(.stop(id: id))
     }
 
-    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double) {
-        enqueue(.volume(id: id, volume, ramp: ramp))
+    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve) {
+        enqueue(.volume(id: id, volume, ramp: ramp, curve: curve))
+    }
+
+    func fadeOut(_ id: UInt64, duration: Double, curve: Envelope.Curve) {
+        enqueue(.fadeOut(id: id, duration: duration, curve: curve))
     }
 
     func setPan(_ id: UInt64, _ pan: Float, ramp: Double) {
@@ -246,17 +266,30 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         let rate = Double(configuration.sampleRate)
         for command in commands {
             switch command {
-            case .start(let id, let buffer, let options):
-                guard shared.withLock({ $0.handles[id] != nil }) else { continue }
+            case .start(let id, let source, let offset, let options):
+                guard shared.withLock({ $0.handles[id] != nil }) else {
+                    if case .stream(let stream) = source { stream.cancel() }
+                    continue
+                }
+                let fadeFrames = Int64(options.fadeIn * rate)
                 var gain = Envelope(options.fadeIn > 0 ? 0 : options.volume)
-                if options.fadeIn > 0 { gain.ramp(at: now, to: options.volume, over: Int64(options.fadeIn * rate)) }
+                if options.fadeIn > 0 { gain.ramp(at: now, to: options.volume, over: fadeFrames, curve: options.fadeCurve) }
+                if let replaced = options.replacing, loop.voices.contains(where: { $0.id == replaced }) {
+                    loop.modify(replaced) { $0.stop(at: now, ramp: fadeFrames, curve: options.fadeCurve) }
+                    loop.stopping.insert(replaced)
+                }
                 loop.voices.append(
-                    Voice(id: id, buffer: buffer, start: now, playCount: options.playCount, gain: gain,
+                    Voice(id: id, source: source, start: now, offset: offset, playCount: options.playCount, gain: gain,
                           pan: Envelope(min(1, max(-1, options.pan)))))
             case .stop(let id):
                 loop.modify(id) { $0.stop(at: now, ramp: Int64(0.0025 * rate)) }
-            case .volume(let id, let volume, let ramp):
-                loop.modify(id) { $0.gain.ramp(at: now, to: volume, over: Int64(ramp * rate)) }
+            case .fadeOut(let id, let duration, let curve):
+                if loop.voices.contains(where: { $0.id == id }) {
+                    loop.modify(id) { $0.stop(at: now, ramp: Int64(duration * rate), curve: curve) }
+                    loop.stopping.insert(id)
+                }
+            case .volume(let id, let volume, let ramp, let curve):
+                loop.modify(id) { $0.gain.ramp(at: now, to: volume, over: Int64(ramp * rate), curve: curve) }
             case .pan(let id, let pan, let ramp):
                 loop.modify(id) { $0.pan.ramp(at: now, to: pan, over: Int64(ramp * rate)) }
             }
@@ -285,7 +318,11 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             shared.lastError = error
             shared.commands.removeAll { if case .start = $0 { false } else { true } }
             let starting = Set(shared.commands.compactMap { command -> UInt64? in
-                if case .start(let id, _, _) = command { id } else { nil }
+                if case .start(let id, let source, _, _) = command {
+                    if case .stream(let stream) = source { stream.cancel() }
+                    return id
+                }
+                return nil
             })
             // Sounds that were playing die with the connection; sounds not yet started fail only if
             // the connection could not be made at all (error while connecting).
@@ -303,9 +340,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         waiters.forEach { $0.signal() }
     }
 
-    fileprivate func voiceFinished(_ id: UInt64) {
+    fileprivate func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
         let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
-        handle?.end(.finished)
+        handle?.end(end)
     }
 
     fileprivate func voiceDropped(_ id: UInt64) {
@@ -331,6 +368,8 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         var stream: OpaquePointer?
         var tick: OpaquePointer?
         var voices: [Voice] = []
+        /// Voices fading out to a stop: at their end they report `.stopped`, not `.finished`.
+        var stopping: Set<UInt64> = []
         /// Our timeline frame that the next in-order write starts at.
         var writeIndex: Int64 = 0
         /// The server's stream index minus ours, in frames (rewrites from the read pointer shift it).
@@ -357,7 +396,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             let properties = pa_proplist_new()
             defer { pa_proplist_free(properties) }
             pa_proplist_sets(properties, "application.name", configuration.applicationName)
-            pa_proplist_sets(properties, "media.role", "event")
+            pa_proplist_sets(properties, "media.role", configuration.mediaRole)
             context = pa_context_new_with_proplist(api, configuration.applicationName, properties)
             guard let context else { return output.connectionEnded(PlaybackError(.serverUnavailable)) }
             pa_context_set_state_callback(context, { context, userdata in
@@ -392,7 +431,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
             let properties = pa_proplist_new()
             defer { pa_proplist_free(properties) }
-            pa_proplist_sets(properties, "media.role", "event")
+            pa_proplist_sets(properties, "media.role", configuration.mediaRole)
             pa_proplist_sets(properties, "media.name", "FeedbackServices engine")
             stream = pa_stream_new_with_proplist(context, "FeedbackServices engine", &spec, nil, properties)
             guard let stream else { return fail(.serverUnavailable) }
@@ -513,8 +552,10 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             var index = 0
             while index < voices.count {
                 if voices[index].end <= played {
-                    output.voiceFinished(voices[index].id)
-                    voices.remove(at: index)
+                    let voice = voices.remove(at: index)
+                    if case .stream(let stream) = voice.source { stream.cancel() }
+                    let wasStopping = stopping.remove(voice.id) != nil
+                    output.voiceEnded(voice.id, wasStopping ? .stopped : .finished)
                 } else {
                     index += 1
                 }
@@ -573,7 +614,11 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
                 pa_context_unref(context)
                 self.context = nil
             }
+            for voice in voices {
+                if case .stream(let stream) = voice.source { stream.cancel() }
+            }
             voices.removeAll(keepingCapacity: true)
+            stopping.removeAll()
             idleSince = nil
         }
     }
