@@ -73,7 +73,7 @@ final class StreamFeeder: @unchecked Sendable {
         output = [Float](repeating: 0, count: (Int(Double(Self.chunkFrames) * ratio) + 256) * outChannels)
         let capacity = Int(bufferDuration * Double(engineRate))
         source = StreamingSource(
-            channelCount: outChannels, frameCount: engineFrames, capacity: capacity,
+            channelCount: outChannels, frameCount: engineFrames - start, capacity: capacity,
             history: Int(history * Double(engineRate)))
     }
 

@@ -61,8 +61,6 @@ struct Envelope: Sendable, Equatable {
     mutating func ramp(at frame: Int64, to target: Float, over duration: Int64, curve: Curve = .linear) {
         let current = value(at: frame)
         points.removeAll { $0.frame >= frame }
-        // Points long past are no longer needed once a newer one precedes `frame`.
-        if points.count > 4 { points.removeFirst(points.count - 4) }
         points.append(Point(frame: frame, value: current))
         let length = max(1, duration)
         if curve == .equalPower && length >= Int64(Self.equalPowerSegments) {
@@ -76,6 +74,14 @@ struct Envelope: Sendable, Equatable {
             }
         }
         points.append(Point(frame: frame + length, value: target))
+    }
+
+    /// Drops the points that only shape frames before `frame`, which will never be rendered again
+    /// (the engine renders from its read position on); values from `frame` on are unchanged.
+    /// An offline renderer that renders the whole timeline at the end must not call this.
+    mutating func forget(before frame: Int64) {
+        guard let last = points.lastIndex(where: { $0.frame <= frame }), last > 0 else { return }
+        points.removeFirst(last)
     }
 
     /// The value the envelope settles at.

@@ -275,23 +275,23 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
                 var gain = Envelope(options.fadeIn > 0 ? 0 : options.volume)
                 if options.fadeIn > 0 { gain.ramp(at: now, to: options.volume, over: fadeFrames, curve: options.fadeCurve) }
                 if let replaced = options.replacing, loop.voices.contains(where: { $0.id == replaced }) {
-                    loop.modify(replaced) { $0.stop(at: now, ramp: fadeFrames, curve: options.fadeCurve) }
+                    loop.modify(replaced, at: now) { $0.stop(at: now, ramp: fadeFrames, curve: options.fadeCurve) }
                     loop.stopping.insert(replaced)
                 }
                 loop.voices.append(
                     Voice(id: id, source: source, start: now, offset: offset, playCount: options.playCount, gain: gain,
                           pan: Envelope(min(1, max(-1, options.pan)))))
             case .stop(let id):
-                loop.modify(id) { $0.stop(at: now, ramp: Int64(0.0025 * rate)) }
+                loop.modify(id, at: now) { $0.stop(at: now, ramp: Int64(0.0025 * rate)) }
             case .fadeOut(let id, let duration, let curve):
                 if loop.voices.contains(where: { $0.id == id }) {
-                    loop.modify(id) { $0.stop(at: now, ramp: Int64(duration * rate), curve: curve) }
+                    loop.modify(id, at: now) { $0.stop(at: now, ramp: Int64(duration * rate), curve: curve) }
                     loop.stopping.insert(id)
                 }
             case .volume(let id, let volume, let ramp, let curve):
-                loop.modify(id) { $0.gain.ramp(at: now, to: volume, over: Int64(ramp * rate), curve: curve) }
+                loop.modify(id, at: now) { $0.gain.ramp(at: now, to: volume, over: Int64(ramp * rate), curve: curve) }
             case .pan(let id, let pan, let ramp):
-                loop.modify(id) { $0.pan.ramp(at: now, to: pan, over: Int64(ramp * rate)) }
+                loop.modify(id, at: now) { $0.pan.ramp(at: now, to: pan, over: Int64(ramp * rate)) }
             }
         }
         if loop.rewrite(from: now) {
@@ -540,9 +540,15 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             return Int64(usec) * Int64(configuration.sampleRate) / 1_000_000 - serverOffset
         }
 
-        func modify(_ id: UInt64, _ change: (inout Voice) -> Void) {
+        /// Changes a voice from `now` on. What only shaped frames more than a queue's length
+        /// before `now` is dropped, so envelopes stay short however often they change: rewrites
+        /// start at the read position, which never goes back that far.
+        func modify(_ id: UInt64, at now: Int64, _ change: (inout Voice) -> Void) {
             guard let index = voices.firstIndex(where: { $0.id == id }) else { return }
             change(&voices[index])
+            let settled = now - Int64(configuration.bufferDuration * Double(configuration.sampleRate))
+            voices[index].gain.forget(before: settled)
+            voices[index].pan.forget(before: settled)
         }
 
         /// Completes voices whose last sample has been played, and drops stopped ones once their
