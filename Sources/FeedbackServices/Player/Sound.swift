@@ -293,6 +293,7 @@ public final class Sound: Sendable, SoundReference {
             return (offset, options)
         }
         guard let plan else { return false }
+        manager.soundStarted(self, role: role)
         let handle = content.play(
             on: output, path: path, offset: plan.offset, options: plan.options, manager: manager
         ) { [weak self] end in

@@ -13,6 +13,11 @@ enum SoundContent: Sendable {
         }
     }
 
+    /// Whether it is read from disk as it plays.
+    var isStreamed: Bool {
+        if case .stream = self { true } else { false }
+    }
+
     /// Seconds decoded before a streamed voice starts, so its first frames are there.
     static let streamPrefill = 0.5
 

@@ -226,7 +226,6 @@ public final class SoundManager: Sendable {
         guard let sound = self.sound(for: sound) else { return nil }
         sound.role = .effect
         sound.isLooping = looping
-        state.withLock { $0.effects[ObjectIdentifier(sound)] = sound }
         if fadeIn && soundFadeDuration > 0 {
             sound.fadeIn(duration: soundFadeDuration)
         } else {
@@ -349,11 +348,12 @@ public final class SoundManager: Sendable {
     /// What a file holds: a cached decoded buffer (decoded on first use), or, beyond
     /// `streamingThreshold`, a stream of known duration.
     func content(ofFileAt path: String) throws(SoundError) -> SoundContent {
-        if let cached = buffers.withLock({ $0[path] }) { return .buffer(cached) }
+        let threshold = streamingThreshold
+        if let cached = buffers.withLock({ $0[path] }), cached.duration <= threshold { return .buffer(cached) }
         let header = try SoundFileReader(path: path)
         let seconds = Double(header.info.frames) / Double(max(1, header.info.samplerate))
         _ = consume header
-        if seconds > streamingThreshold { return .stream(duration: seconds) }
+        if seconds > threshold { return .stream(duration: seconds) }
         let decoded = try SoundDecoder(sampleRate: engineSampleRate, maximumDuration: nil).decode(fileAt: path)
         decodes.add(1, ordering: .relaxed)
         let buffer = buffers.withLock { buffers in
@@ -398,6 +398,13 @@ public final class SoundManager: Sendable {
             state.musicOutputs[role] = output
             return output
         }
+    }
+
+    /// A sound started playing: effects are tracked so that `stopSound` and `stopAllSounds` reach
+    /// them however they were started.
+    func soundStarted(_ sound: Sound, role: Sound.Role) {
+        guard role == .effect else { return }
+        state.withLock { $0.effects[ObjectIdentifier(sound)] = sound }
     }
 
     func soundEnded(_ sound: Sound, didFinish: Bool) {
