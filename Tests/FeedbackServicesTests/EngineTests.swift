@@ -28,7 +28,7 @@ final class EndRecorder: Sendable {
 
 /// The engine against a real PulseAudio server: what the server's monitor recorded is compared
 /// with what was played.
-@Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+@Suite(.serialized, .audioServerGate, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
 struct EngineTests {
     let server: PulseAudioTestServer
     let output: PulseAudioOutput

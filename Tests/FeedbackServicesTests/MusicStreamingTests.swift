@@ -53,8 +53,9 @@ enum TenMinuteMusic {
 /// over the whole length.
 ///
 /// The measurement runs in a child process (an exit test): resident memory is per process, and in
-/// this one other suites allocate at the same time.
-@Suite struct MusicStreamingMemoryTests {
+/// this one other suites allocate at the same time. It holds the audio-server gate because decoding
+/// ten minutes flat out would starve the suites that record real-time output.
+@Suite(.audioServerGate) struct MusicStreamingMemoryTests {
     @Test func tenMinutesStreamThroughTheMixerInFlatMemory() async throws {
         let result = try await #require(processExitsWith: .success, observing: [\.standardOutputContent]) {
             exit(Self.streamTenMinutes() ? EXIT_SUCCESS : EXIT_FAILURE)
@@ -126,7 +127,7 @@ enum TenMinuteMusic {
 
 /// The 10-minute file played as music on a real server: it starts at once, streams with a bounded
 /// ring, seeks to its last minute, and memory stays flat.
-@Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+@Suite(.serialized, .audioServerGate, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
 struct MusicStreamingTests {
     @Test func aTenMinuteTrackPlaysSeeksAndStaysSmall() throws {
         let path = try TenMinuteMusic.path()
@@ -144,14 +145,18 @@ struct MusicStreamingTests {
         #expect(manager.isPlayingMusic)
         usleep(1_500_000)
         let onset = try #require(server.recorder.firstSound(after: mark))
-        let start = server.recorder.channel(0, from: onset)
-        #expect(abs(Analysis.frequency(of: Array(start.prefix(rate)), rate: rate) - 300) < 1, "minute 0")
+        let start = Array(server.recorder.channel(0, from: onset).prefix(rate))
+        // Tone amplitudes rather than zero crossings: a server under-run on a loaded machine leaves
+        // a short gap, which barely changes an amplitude over a second.
+        #expect(Analysis.amplitude(of: 300, in: start, rate: rate) > 0.25, "minute 0 plays 300 Hz")
+        #expect(Analysis.amplitude(of: 750, in: start, rate: rate) < 0.01)
 
         // The last minute, by seeking.
         music.currentTime = 570
         usleep(800_000)
         let late = server.recorder.channel(0, from: server.recorder.frameCount - rate / 2)
-        #expect(abs(Analysis.frequency(of: late, rate: rate) - TenMinuteMusic.frequency(atMinute: 9)) < 1, "minute 9")
+        #expect(Analysis.amplitude(of: TenMinuteMusic.frequency(atMinute: 9), in: late, rate: rate) > 0.25, "minute 9")
+        #expect(Analysis.amplitude(of: 300, in: late, rate: rate) < 0.01)
         #expect(abs(music.currentTime - 570.8) < 0.1, "\(music.currentTime)")
 
         let ring = try #require(manager.lastStream)

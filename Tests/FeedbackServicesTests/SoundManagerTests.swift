@@ -7,7 +7,7 @@ import Testing
 
 /// `Sound` and `SoundManager` against a real PulseAudio server: what its monitor recorded is
 /// measured (levels, fade lengths, seams, seek positions) and every end is counted.
-@Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+@Suite(.serialized, .audioServerGate, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
 final class SoundManagerTests {
     let server: PulseAudioTestServer
     let manager: SoundManager
@@ -47,6 +47,22 @@ final class SoundManagerTests {
 
     var recorder: MonitorRecorder { server.recorder }
 
+    /// Runs a measurement again (up to four times in all) when the server under-ran during it.
+    ///
+    /// On a loaded machine the engine's stream can run dry; the server then plays a gap, which
+    /// the recording shows and no engine can prevent. Such a run says nothing about fades or
+    /// seams, so it is measured again; the engine's own underflow counter tells which runs those are.
+    func measured<Result>(_ body: () throws -> Result) throws -> Result {
+        for attempt in 1...4 {
+            let before = manager.underflows
+            let result = try body()
+            if manager.underflows == before || attempt == 4 { return result }
+            print("the server under-ran during attempt \(attempt) (machine load); measuring again")
+            usleep(200_000)
+        }
+        fatalError("unreachable")
+    }
+
     // MARK: Crossfade
 
     @Test func aCrossfadeKeepsTheSummedPowerWithinOneDecibel() throws {
@@ -54,48 +70,57 @@ final class SoundManagerTests {
         try write("low.wav", tone(500, amplitude: 0.3, seconds: 1))
         try write("high.wav", tone(1_300, amplitude: 0.3, seconds: 1))
         manager.musicFadeDuration = 0.5
-        let mark = recorder.frameCount
-        manager.playMusic("low", fadeIn: false)
-        usleep(400_000)
-        manager.playMusic("high")
-        usleep(900_000)
-        manager.stopMusic(fadeOut: false)
-        recorder.wait(seconds: 0.1)
-        let onset = try #require(recorder.firstSound(after: mark))
-        let left = Array(recorder.channel(0, from: onset).prefix(Int(1.2 * Double(rate))))
         let window = 480
-        let powers = windowPowers(left, window: window).dropFirst(2).dropLast(2)
-        let steady = 0.3 * 0.3 / 2
-        let deviations = powers.map { 10 * log10($0 / steady) }
-        let worst = deviations.map(abs).max() ?? .infinity
-        print("crossfade: worst summed-power deviation \(worst) dB over \(powers.count) windows of 10 ms")
-        #expect(worst < 1, "summed power strays \(worst) dB from constant")
-        // It really was a crossfade: some windows hold both tones at comparable levels.
-        let both = stride(from: 0, to: left.count - window, by: window).filter { start in
-            let slice = Array(left[start..<(start + window)])
-            return Analysis.amplitude(of: 500, in: slice, rate: rate) > 0.1
-                && Analysis.amplitude(of: 1_300, in: slice, rate: rate) > 0.1
+        let (worst, span, count) = try measured { () throws -> (Double, Double, Int) in
+            let mark = recorder.frameCount
+            manager.playMusic("low", fadeIn: false)
+            usleep(400_000)
+            manager.playMusic("high")
+            usleep(900_000)
+            manager.stopMusic(fadeOut: false)
+            recorder.wait(seconds: 0.1)
+            let onset = try #require(recorder.firstSound(after: mark))
+            let left = Array(recorder.channel(0, from: onset).prefix(Int(1.2 * Double(rate))))
+            let powers = windowPowers(left, window: window).dropFirst(2).dropLast(2)
+            let steady = 0.3 * 0.3 / 2
+            let worst = powers.map { abs(10 * log10($0 / steady)) }.max() ?? .infinity
+            // It really was a crossfade: some windows hold both tones at comparable levels.
+            let both = stride(from: 0, to: left.count - window, by: window).filter { start in
+                let slice = Array(left[start..<(start + window)])
+                return Analysis.amplitude(of: 500, in: slice, rate: rate) > 0.1
+                    && Analysis.amplitude(of: 1_300, in: slice, rate: rate) > 0.1
+            }
+            usleep(100_000)
+            return (worst, Double(both.count * window) / Double(rate), powers.count)
         }
-        let span = Double(both.count * window) / Double(rate)
+        print("crossfade: worst summed-power deviation \(worst) dB over \(count) windows of 10 ms")
+        #expect(worst < 1, "summed power strays \(worst) dB from constant")
         #expect(span > 0.25 && span < 0.5, "tones overlapped for \(span) s")
     }
 
     @Test func playingTheSameTrackAgainDoesNothing() throws {
         try write("theme.wav", tone(600, amplitude: 0.2, seconds: 1))
-        let mark = recorder.frameCount
-        manager.playMusic("theme", fadeIn: false)
-        usleep(300_000)
-        let track = try #require(manager.currentMusic)
-        let observer = FinishObserver(track)
-        manager.playMusic("theme")
-        manager.playMusic(directory.file("theme.wav"))
-        usleep(300_000)
-        #expect(observer.all.isEmpty, "the track was not restarted")
-        #expect(manager.isPlayingMusic)
-        let onset = try #require(recorder.firstSound(after: mark))
-        let left = recorder.channel(0, from: onset)
+        let (ends, playing, powers) = try measured { () throws -> ([Bool], Bool, [Double]) in
+            let mark = recorder.frameCount
+            manager.playMusic("theme", fadeIn: false)
+            usleep(300_000)
+            let track = try #require(manager.currentMusic)
+            let observer = FinishObserver(track)
+            manager.playMusic("theme")
+            manager.playMusic(directory.file("theme.wav"))
+            usleep(300_000)
+            let playing = manager.isPlayingMusic
+            let onset = try #require(recorder.firstSound(after: mark))
+            let left = recorder.channel(0, from: onset)
+            let powers = windowPowers(Array(left.prefix(Int(0.5 * Double(rate)))), window: 480)
+            manager.stopMusic(fadeOut: false)
+            _ = observer.wait(for: 1)
+            usleep(100_000)
+            return (observer.all, playing, Array(powers.dropFirst()))
+        }
+        #expect(ends == [false], "the track was not restarted: the only end is the final stop")
+        #expect(playing)
         // No dip: every 10 ms window since the start is at full level.
-        let powers = windowPowers(Array(left.prefix(Int(0.5 * Double(rate)))), window: 480).dropFirst()
         #expect(powers.allSatisfy { abs(10 * log10($0 / 0.02)) < 0.5 }, "\(powers.min() ?? 0)")
     }
 
@@ -110,30 +135,41 @@ final class SoundManagerTests {
         // A constant level shows the gain itself, frame by frame.
         try write("level.wav", [Float](repeating: 0.4, count: rate))
         manager.soundFadeDuration = 0.3
-        let mark = recorder.frameCount
-        let sound = try #require(manager.playSound("level", looping: true, fadeIn: true))
+        let sound = try #require(manager.sound(for: "level"))
         let observer = FinishObserver(sound)
-        usleep(600_000)
-        sound.fadeOut(duration: 0.2)
-        #expect(sound.isPlaying, "playing until the fade has ended")
-        #expect(observer.wait(for: 1))
+        struct Fades { var fadeIn = 0.0, fadeOut = 0.0, tail = 0.0, silentAfter = false, playingDuringFade = false }
+        let fades = try measured { () throws -> Fades in
+            var result = Fades()
+            let mark = recorder.frameCount
+            manager.playSound(sound, looping: true, fadeIn: true)
+            usleep(600_000)
+            sound.fadeOut(duration: 0.2)
+            result.playingDuringFade = sound.isPlaying
+            while sound.isPlaying { usleep(2_000) }
+            recorder.wait(seconds: 0.15)
+            let start = try #require(recorder.firstSound(after: mark, threshold: 0.0001)) - 1
+            let left = recorder.channel(0, from: start)
+            let low = try #require(crossing(left, 0.04, rising: true))
+            let high = try #require(crossing(left, 0.36, rising: true))
+            result.fadeIn = Double(high - low) / 0.8 / Double(rate)
+            let fallStart = try #require(crossing(left, 0.36, from: high + rate / 10, rising: false))
+            let fallEnd = try #require(crossing(left, 0.04, from: fallStart, rising: false))
+            result.fadeOut = Double(fallEnd - fallStart) / 0.8 / Double(rate)
+            let silent = try #require(crossing(left, 0.0001, from: fallEnd, rising: false))
+            result.tail = Double(silent - fallEnd) / Double(rate)
+            result.silentAfter = left[silent..<min(left.count, silent + rate / 10)].allSatisfy { abs($0) <= 0.0001 }
+            return result
+        }
+        print("fades: fade-in \(fades.fadeIn * 1000) ms for 300, fade-out \(fades.fadeOut * 1000) ms for 200")
+        #expect(fades.playingDuringFade, "playing until the fade has ended")
+        #expect(abs(fades.fadeIn - 0.3) < 0.005, "fade-in took \(fades.fadeIn) s")
+        #expect(abs(fades.fadeOut - 0.2) < 0.005, "fade-out took \(fades.fadeOut) s")
+        #expect(fades.tail < 0.2 * 0.1 + 0.001, "silent right at the end of the ramp")
+        #expect(fades.silentAfter)
         #expect(!sound.isPlaying)
-        #expect(observer.all == [false])
-        recorder.wait(seconds: 0.1)
-        let start = try #require(recorder.firstSound(after: mark, threshold: 0.0001)) - 1
-        let left = recorder.channel(0, from: start)
-        let low = try #require(crossing(left, 0.04, rising: true))
-        let high = try #require(crossing(left, 0.36, rising: true))
-        let fadeIn = Double(high - low) / 0.8 / Double(rate)
-        let fallStart = try #require(crossing(left, 0.36, from: high + rate / 10, rising: false))
-        let fallEnd = try #require(crossing(left, 0.04, from: fallStart, rising: false))
-        let fadeOut = Double(fallEnd - fallStart) / 0.8 / Double(rate)
-        print("fades: fade-in \(fadeIn * 1000) ms for 300, fade-out \(fadeOut * 1000) ms for 200")
-        #expect(abs(fadeIn - 0.3) < 0.005, "fade-in took \(fadeIn) s")
-        #expect(abs(fadeOut - 0.2) < 0.005, "fade-out took \(fadeOut) s")
-        let silent = try #require(crossing(left, 0.0001, from: fallEnd, rising: false))
-        #expect(Double(silent - fallEnd) / Double(rate) < 0.2 * 0.1 + 0.001, "silent right at the end of the ramp")
-        #expect(left[silent..<min(left.count, silent + rate / 10)].allSatisfy { abs($0) <= 0.0001 })
+        #expect(observer.wait(for: 1))
+        usleep(50_000)
+        #expect(observer.all.allSatisfy { !$0 } && !observer.all.isEmpty, "each fade-out ends once, not finished")
         #expect(abs(sound.volume - 1) < 1e-6, "volume restored after the fade-out stopped the sound")
     }
 
@@ -175,16 +211,18 @@ final class SoundManagerTests {
             manager.streamingThreshold = streamed ? 0.1 : 30
             let sound = try Sound(contentsOfFile: directory.file("hum.wav"), manager: manager)
             #expect(sound.content.isStreamed == streamed)
-            let mark = recorder.frameCount
-            if streamed { manager.playMusic(sound, fadeIn: false) } else { manager.playSound(sound, looping: true) }
-            usleep(1_200_000)
-            if streamed { manager.stopMusic(fadeOut: false) } else { sound.stop() }
-            let onset = try #require(recorder.firstSound(after: mark))
-            let left = Array(recorder.channel(0, from: onset + 240).prefix(rate))
-            let jump = zip(left, left.dropFirst()).map { abs($1 - $0) }.max() ?? .infinity
+            let (jump, level) = try measured { () throws -> (Float, Double) in
+                let mark = recorder.frameCount
+                if streamed { manager.playMusic(sound, fadeIn: false) } else { manager.playSound(sound, looping: true) }
+                usleep(1_200_000)
+                if streamed { manager.stopMusic(fadeOut: false) } else { sound.stop() }
+                let onset = try #require(recorder.firstSound(after: mark))
+                let left = Array(recorder.channel(0, from: onset + 240).prefix(rate))
+                usleep(100_000)
+                return (zip(left, left.dropFirst()).map { abs($1 - $0) }.max() ?? .infinity, Analysis.rms(left))
+            }
             #expect(jump < steepest * 1.05, "\(streamed ? "streamed" : "effect") loop: step \(jump), sine's steepest \(steepest)")
-            #expect(abs(Analysis.rms(left) - amplitude / 2.0.squareRoot()) < 0.01, "no gaps across four seams")
-            usleep(100_000)
+            #expect(abs(level - amplitude / 2.0.squareRoot()) < 0.01, "no gaps across four seams")
         }
         manager.streamingThreshold = 30
     }

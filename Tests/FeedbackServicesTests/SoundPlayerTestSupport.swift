@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import Glibc
 import Synchronization
 
@@ -92,5 +93,57 @@ func pactl(_ server: PulseAudioTestServer, _ arguments: [String]) throws -> Stri
 func windowPowers(_ samples: [Float], window: Int) -> [Double] {
     stride(from: 0, to: samples.count - window + 1, by: window).map { start in
         samples[start..<(start + window)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(window)
+    }
+}
+
+/// Runs the suites that record a sound server one at a time, across suites.
+///
+/// `.serialized` orders the tests inside one suite only. Suites that record real-time output on
+/// their own servers still compete for two shared cores when they run side by side: the servers
+/// then under-run, and the recordings get gaps that no engine could avoid (measured: a 10 ms gap
+/// in a crossfade, a fade-in 11 ms long). The gate is a suite trait, so a whole suite holds it.
+struct AudioServerGate: SuiteTrait, TestScoping {
+    var isRecursive: Bool { false }
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        await Self.lock.acquire()
+        do {
+            try await function()
+        } catch {
+            await Self.lock.release()
+            throw error
+        }
+        await Self.lock.release()
+    }
+
+    private static let lock = AsyncGate()
+}
+
+extension Trait where Self == AudioServerGate {
+    /// Holds the process-wide audio-server gate while the suite runs.
+    static var audioServerGate: Self { AudioServerGate() }
+}
+
+/// A first-come, first-served lock for async code.
+actor AsyncGate {
+    private var held = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        if !held {
+            held = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func release() {
+        if waiters.isEmpty {
+            held = false
+        } else {
+            waiters.removeFirst().resume()
+        }
     }
 }

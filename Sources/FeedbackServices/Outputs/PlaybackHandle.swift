@@ -75,15 +75,16 @@ public final class PlaybackHandle: Sendable {
         control?.setVolume(id, max(0, volume), ramp: ramp, curve: curve)
     }
 
-    /// Ends the play with `reason` if it has not ended yet; stops the sound unless it finished.
+    /// Ends the play with `reason` if it has not ended yet; stops the sound unless it finished or
+    /// `stoppingVoice` is false (the output reports an end it has already carried out).
     /// - Returns: whether this call ended it.
     @discardableResult
-    func end(_ reason: PlaybackEnd) -> Bool {
+    func end(_ reason: PlaybackEnd, stoppingVoice: Bool = true) -> Bool {
         guard let (queue, body) = completion.withLock({ state -> (DispatchQueue, (@Sendable (PlaybackEnd) -> Void)?)? in
             defer { state = nil }
             return state
         }) else { return false }
-        if reason != .finished { control?.stop(id) }
+        if reason != .finished && stoppingVoice { control?.stop(id) }
         if let body { queue.async { body(reason) } }
         return true
     }

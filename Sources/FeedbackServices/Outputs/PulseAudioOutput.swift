@@ -116,13 +116,14 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         pa_threaded_mainloop_lock(mainloop)
         let api = pa_threaded_mainloop_get_api(mainloop)!
         loop.api = api
-        _ = api.pointee.io_new(
+        let event = api.pointee.io_new(
             api, wakeReadFD, PA_IO_EVENT_INPUT,
             { _, _, fd, _, userdata in
                 var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
                 while read(fd, &drain, MemoryLayout.size(ofValue: drain)) > 0 {}
                 Unmanaged<PulseAudioOutput>.fromOpaque(userdata!).takeUnretainedValue().service()
             }, Unmanaged.passUnretained(self).toOpaque())
+        loop.wakeEvent = event
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_start(mainloop)
     }
@@ -130,7 +131,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     deinit {
         if pa_threaded_mainloop_in_thread(mainloop) != 0 {
             // Released from one of its own callbacks: the loop cannot be stopped from inside, so
-            // disconnect now (the lock is held here) and stop it from another thread.
+            // disconnect now (the lock is held here) and stop it from another thread. Until then it
+            // keeps running, so its watch on the wake pipe must go first.
+            freeWakeEvent()
             loop.disconnect()
             let mainloop = UncheckedSendable(mainloop)
             DispatchQueue.global().async {
@@ -139,6 +142,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             }
         } else {
             pa_threaded_mainloop_lock(mainloop)
+            freeWakeEvent()
             loop.disconnect()
             pa_threaded_mainloop_unlock(mainloop)
             pa_threaded_mainloop_stop(mainloop)
@@ -148,6 +152,12 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         close(wakeReadFD)
         let handles = shared.withLock { $0.handles.values }
         for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
+    }
+
+    /// Called with the mainloop lock held (or on its thread).
+    private func freeWakeEvent() {
+        if let event = loop.wakeEvent, let api = loop.api { api.pointee.io_free(event) }
+        loop.wakeEvent = nil
     }
 
     /// Counters since the output was made.
@@ -342,7 +352,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
 
     fileprivate func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
         let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
-        handle?.end(end)
+        // The voice is gone already: asking the output to stop it would only take a strong
+        // reference to the output on its own thread, where it must never be released.
+        handle?.end(end, stoppingVoice: false)
     }
 
     fileprivate func voiceDropped(_ id: UInt64) {
@@ -367,6 +379,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         var context: OpaquePointer?
         var stream: OpaquePointer?
         var tick: OpaquePointer?
+        /// The watch on the wake pipe; freed before the output goes, so that the loop never calls
+        /// back into a released output.
+        var wakeEvent: OpaquePointer?
         var voices: [Voice] = []
         /// Voices fading out to a stop: at their end they report `.stopped`, not `.finished`.
         var stopping: Set<UInt64> = []

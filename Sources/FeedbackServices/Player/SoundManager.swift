@@ -12,6 +12,11 @@ public protocol SoundReference: Sendable {}
 extension String: SoundReference {}
 extension URL: SoundReference {}
 
+/// A reference to a sound that does not keep it alive.
+struct WeakSound: Sendable {
+    weak var sound: Sound?
+}
+
 /// One end of a `Sound` play, as `SoundManager.finishedSounds` yields it.
 public struct SoundFinishEvent: Sendable {
     /// The sound that ended.
@@ -24,8 +29,10 @@ public struct SoundFinishEvent: Sendable {
 /// engine.
 ///
 /// Effects play on the effects output; music on its own stream, so that the server's policies can
-/// tell them apart (see `allowsBackgroundMusic`). Sounds are decoded once and cached by path
-/// (`prepareToPlay` fills the cache ahead of time); music longer than 30 s streams from disk.
+/// tell them apart (see `allowsBackgroundMusic`). Sounds are decoded once and their samples cached
+/// by path for the manager's lifetime (`prepareToPlay` fills the cache ahead of time); music longer
+/// than 30 s streams from disk. The manager holds a `Sound` while it plays (and the current
+/// music), and otherwise only as long as you do.
 /// Fades and crossfades are ramps inside the engine, and a crossfade's two ramps start on the
 /// same frame and follow equal-power curves.
 ///
@@ -55,8 +62,9 @@ public final class SoundManager: Sendable {
         var currentMusic: Sound?
         /// Sounds played as effects, until they end.
         var effects: [ObjectIdentifier: Sound] = [:]
-        /// Sounds by path, for names and paths given as strings.
-        var sounds: [String: Sound] = [:]
+        /// Sounds by path, for names and paths given as strings. Weak: a sound refers to its
+        /// manager, and the decoded samples stay in `buffers` anyway, so a sound nobody holds may go.
+        var sounds: [String: WeakSound] = [:]
         /// Music outputs the manager made, by `media.role`.
         var musicOutputs: [String: PulseAudioOutput] = [:]
         var listeners: [UInt64: AsyncStream<SoundFinishEvent>.Continuation] = [:]
@@ -322,11 +330,12 @@ public final class SoundManager: Sendable {
     func sound(for reference: any SoundReference) -> Sound? {
         if let sound = reference as? Sound { return sound }
         guard let path = path(for: reference) else { return nil }
-        if let known = state.withLock({ $0.sounds[path] }) { return known }
+        if let known = state.withLock({ $0.sounds[path]?.sound }) { return known }
         guard let sound = try? Sound(contentsOfFile: path, manager: self) else { return nil }
         return state.withLock { state in
-            if let raced = state.sounds[path] { return raced }
-            state.sounds[path] = sound
+            if let raced = state.sounds[path]?.sound { return raced }
+            state.sounds = state.sounds.filter { $0.value.sound != nil }
+            state.sounds[path] = WeakSound(sound: sound)
             return sound
         }
     }
@@ -362,6 +371,18 @@ public final class SoundManager: Sendable {
             return decoded.buffer
         }
         return .buffer(buffer)
+    }
+
+    /// Times the manager's engine streams ran dry (for tests: a recording with an under-run has a
+    /// gap that says nothing about fades or seams).
+    var underflows: Int {
+        let made = state.withLock { Array($0.musicOutputs.values) }
+        let outputs: [any AudioOutput] = [effectsOutput] + (musicOutput.map { [$0] } ?? []) + made
+        var seen = Set<ObjectIdentifier>()
+        return outputs.reduce(0) { total, output in
+            guard seen.insert(ObjectIdentifier(output)).inserted, let engine = output as? PulseAudioOutput else { return total }
+            return total + engine.statistics.underflows
+        }
     }
 
     /// How many files have been decoded whole (for tests: a cached play decodes nothing).
