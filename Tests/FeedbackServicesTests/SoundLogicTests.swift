@@ -42,6 +42,37 @@ import Testing
         #expect(abs(gain.value(at: 250) - 0.25) < 1e-6)
     }
 
+    @Test func envelopesKeepTheirHistoryUntilTheEngineForgetsIt() {
+        var gain = Envelope(1)
+        for step in 0..<10 { gain.ramp(at: Int64(step * 100), to: Float(step % 2), over: 50) }
+        // Every ramp is still there: an offline render of the whole timeline sees them all.
+        #expect(gain.value(at: 25) == 0.5)
+        #expect(gain.value(at: 125) == 0.5)
+        let later = gain.value(at: 925)
+        gain.forget(before: 900)
+        #expect(gain.points.count <= 3)
+        #expect(gain.value(at: 925) == later, "values from the forgotten point on are unchanged")
+    }
+
+    @Test func aHandleFadeOutOnAFileEndsStoppedWhereTheRampEnds() throws {
+        let directory = TemporaryDirectory()
+        let output = FileOutput(path: directory.file("fade.wav"), format: .wavFloat)
+        let ends = EndRecorder()
+        let handle = output.play(
+            Signal.buffer([Float](repeating: 0.25, count: 4_800), channels: 1, rate: rate),
+            options: PlaybackOptions(playCount: PlaybackOptions.forever), completion: ends.completion)
+        output.advance(by: 0.5)
+        handle.fadeOut(duration: 0.25)
+        output.advance(by: 0.1)
+        handle.setVolume(1, ramp: 0.01)
+        try output.finish()
+        #expect(ends.wait()?.end == .stopped)
+        let left = Signal.channel(0, of: try SoundDecoder(maximumDuration: nil).decode(fileAt: output.path).buffer.samples, channels: 2)
+        #expect(left.count == 36_000, "the file ends where the fade-out ends")
+        #expect(abs(left[24_000 + 6_000] - 0.125) < 1e-4, "half-way down the ramp, the level change ignored (\(left[30_000]))")
+        #expect(abs(left[24_000 - 10] - 0.25) < 1e-6, "full level before the fade")
+    }
+
     @Test func aVoiceWithAnOffsetStartsInsideItsSound() {
         let samples = (0..<10).map { Float($0) / 20 }
         let buffer = Signal.buffer(samples, channels: 1, rate: rate)

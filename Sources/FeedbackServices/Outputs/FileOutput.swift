@@ -78,6 +78,9 @@ public final class FileOutput: AudioOutput, PlaybackControl {
     }
 
     func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve) {
+        // A voice fading out to a stop keeps its ramp: a level change would undo the fade and
+        // leave a cut where it was to end.
+        guard !state.withLock({ $0.stopping.contains(id) }) else { return }
         modify(id) { voice, cursor, rate in
             voice.gain.ramp(at: cursor, to: volume, over: Int64(ramp * rate), curve: curve)
         }

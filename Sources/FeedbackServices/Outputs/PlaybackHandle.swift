@@ -59,7 +59,7 @@ public final class PlaybackHandle: Sendable {
     ///
     /// The ramp and the stop are both on the engine's timeline: the sound ends at the very frame the
     /// ramp reaches zero, and the completion runs once the server has played that frame. Until then
-    /// `isPlaying` stays true.
+    /// `isPlaying` stays true, and volume changes are ignored (they would undo the fade).
     public func fadeOut(duration: Double) {
         fadeOut(duration: duration, curve: .linear)
     }

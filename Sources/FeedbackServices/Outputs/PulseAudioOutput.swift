@@ -299,6 +299,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
                     loop.stopping.insert(id)
                 }
             case .volume(let id, let volume, let ramp, let curve):
+                // A voice fading out to a stop keeps its ramp: a level change would undo the fade
+                // and leave a cut where it was to end.
+                if loop.stopping.contains(id) { continue }
                 loop.modify(id, at: now) { $0.gain.ramp(at: now, to: volume, over: Int64(ramp * rate), curve: curve) }
             case .pan(let id, let pan, let ramp):
                 loop.modify(id, at: now) { $0.pan.ramp(at: now, to: pan, over: Int64(ramp * rate)) }
