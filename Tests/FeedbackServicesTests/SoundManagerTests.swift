@@ -124,6 +124,30 @@ final class SoundManagerTests {
         #expect(powers.allSatisfy { abs(10 * log10($0 / 0.02)) < 0.5 }, "\(powers.min() ?? 0)")
     }
 
+    @Test func aTrackFadingOutComesBackAndACrossfadeCanTurnBack() throws {
+        try write("first.wav", tone(400, amplitude: 0.2, seconds: 1))
+        try write("second.wav", tone(1_000, amplitude: 0.2, seconds: 1))
+        manager.musicFadeDuration = 0.4
+        manager.playMusic("first", fadeIn: false)
+        usleep(200_000)
+        manager.stopMusic()
+        usleep(100_000)
+        manager.playMusic("first")
+        usleep(600_000)
+        #expect(manager.isPlayingMusic, "playing again after the fade-out was turned back")
+        // Half-way through a crossfade, back to the first track.
+        manager.playMusic("second")
+        usleep(200_000)
+        manager.playMusic("first")
+        usleep(700_000)
+        #expect(manager.isPlayingMusic)
+        #expect(manager.currentMusic?.name == "first")
+        let last = Array(recorder.channel(0, from: recorder.frameCount - 4_800))
+        #expect(Analysis.amplitude(of: 400, in: last, rate: rate) > 0.18, "the first track at full level")
+        #expect(Analysis.amplitude(of: 1_000, in: last, rate: rate) < 0.01, "the second track gone")
+        manager.stopMusic(fadeOut: false)
+    }
+
     // MARK: Fades and levels
 
     /// The frame at which `levels` first crosses `threshold` (rising or falling), from `start`.

@@ -228,6 +228,11 @@ public final class Sound: Sendable, SoundReference {
         set { state.withLock { $0.role = newValue } }
     }
 
+    /// Whether a fade-out to a stop is under way.
+    var isFadingOut: Bool {
+        state.withLock { $0.volumeBeforeFadeOut != nil && $0.instances.contains { $0.handle.isPlaying } }
+    }
+
     /// The latest play still going and the output it is on, for a crossfade.
     var latestPlay: (handle: PlaybackHandle, output: ObjectIdentifier)? {
         state.withLock { state in

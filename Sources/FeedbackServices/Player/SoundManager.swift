@@ -183,31 +183,35 @@ public final class SoundManager: Sendable {
     /// If another track is playing and `fadeIn` is true, the two crossfade over `musicFadeDuration`:
     /// the old one falls as cos, the new one rises as sin, both ramps starting on the same frame,
     /// so the summed power stays constant. Without `fadeIn` the old track stops and the new one
-    /// starts at full level. The same track again, while it plays, does nothing.
+    /// starts at full level. The same track again, while it plays, does nothing; while it fades
+    /// out (after `stopMusic`), it comes back the same way.
     public func playMusic(_ music: some SoundReference, looping: Bool = true, fadeIn: Bool = true) {
         guard let sound = sound(for: music) else { return }
         let (old, duration) = state.withLock { state in
             defer { state.currentMusic = sound }
             return (state.currentMusic, state.musicFadeDuration)
         }
-        if let old, old === sound || old.path == sound.path, old.isPlaying {
+        if let old, old === sound || old.path == sound.path, old.isPlaying, !old.isFadingOut {
             state.withLock { $0.currentMusic = old }
             return
         }
         sound.role = .music
         sound.isLooping = looping
+        // The new track may still be sounding: fading out from an earlier stop or crossfade.
+        let sounding = sound.isPlaying
         let outgoing = old?.latestPlay
         if fadeIn, let old, let outgoing, duration > 0 {
             if outgoing.output == ObjectIdentifier(output(for: .music)) {
                 // One start command carries the old track's fade-out, so both ramps share a frame.
-                guard sound.start(fadeIn: duration, curve: .equalPower, replacing: outgoing.handle) else { return }
-                old.fadeOut(duration: duration, curve: .equalPower, inEngine: false)
+                sound.start(fadeIn: duration, curve: .equalPower, replacing: outgoing.handle, evenIfPlaying: true)
+                if old !== sound { old.fadeOut(duration: duration, curve: .equalPower, inEngine: false) }
             } else {
                 old.fadeOut(duration: duration, curve: .equalPower)
-                sound.start(fadeIn: duration, curve: .equalPower, replacing: nil)
+                sound.start(fadeIn: duration, curve: .equalPower, replacing: nil, evenIfPlaying: true)
             }
         } else {
             old?.stop()
+            if sounding { sound.stop() }
             if fadeIn && duration > 0 {
                 sound.start(fadeIn: duration, curve: .linear, replacing: nil)
             } else {
