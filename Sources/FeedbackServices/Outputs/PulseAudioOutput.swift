@@ -150,7 +150,11 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         }
         close(wakeFD)
         close(wakeReadFD)
-        let handles = shared.withLock { $0.handles.values }
+        let handles = shared.withLock { shared in
+            // Streams that were about to start would otherwise keep their feeders waiting forever.
+            for case .start(_, .stream(let stream), _, _) in shared.commands { stream.cancel() }
+            return shared.handles.values
+        }
         for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
     }
 

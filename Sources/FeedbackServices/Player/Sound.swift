@@ -7,7 +7,8 @@ import Synchronization
 /// Loading. A sound shorter than the manager's streaming threshold (30 s) is decoded once and kept
 /// in the manager's cache: every `Sound` for the same file, and every play, shares that one
 /// buffer, and playing never reopens the file. A longer sound (music) is streamed: each play opens
-/// the file and decodes it on a feeder thread a few seconds ahead of the engine, in fixed memory.
+/// the file, decodes its first half second before `play()` returns (so the engine never waits for
+/// it), and decodes the rest on a feeder thread a few seconds ahead of the engine, in fixed memory.
 ///
 /// Volume. What is heard is `volume × baseVolume × ` the manager's `soundVolume` (or `musicVolume`
 /// while the manager plays it as music). Every change is a ramp inside the engine, sample-accurate:
