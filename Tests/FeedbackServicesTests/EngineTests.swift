@@ -26,248 +26,250 @@ final class EndRecorder: Sendable {
     var all: [PlaybackEnd] { ends.withLock { $0.map(\.0) } }
 }
 
-/// The engine against a real PulseAudio server: what the server's monitor recorded is compared
-/// with what was played.
-@Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
-struct EngineTests {
-    let server: PulseAudioTestServer
-    let output: PulseAudioOutput
-    let rate = 48_000
+extension AudioServerSuites {
+    /// The engine against a real PulseAudio server: what the server's monitor recorded is compared
+    /// with what was played.
+    @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+    struct EngineTests {
+        let server: PulseAudioTestServer
+        let output: PulseAudioOutput
+        let rate = 48_000
 
-    init() throws {
-        server = try PulseAudioTestServer.shared(named: "engine")
-        output = PulseAudioOutput(configuration: .init(server: server.server))
-        try output.prepare()
-    }
-
-    func mono(_ samples: [Float]) -> PCMBuffer { Signal.buffer(samples, channels: 1, rate: rate) }
-
-    /// A sound that is not periodic, so correlation can only peak at the right alignment.
-    func chirp(seconds: Double, amplitude: Float = 0.4) -> PCMBuffer {
-        let frames = Int(seconds * Double(rate))
-        return mono((0..<frames).map { frame in
-            let t = Double(frame) / Double(rate)
-            let envelope = min(1, t * 50, (seconds - t) * 50)
-            return amplitude * Float(envelope * sin(2 * .pi * (300 * t + 1_200 * t * t)))
-        })
-    }
-
-    /// Plays and waits for the end; returns it, the recording from just before the play, and the
-    /// frame at which sound first appeared in it.
-    func playAndRecord(_ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions())
-        throws -> (end: PlaybackEnd, left: [Float], right: [Float], onset: Int)
-    {
-        let mark = server.recorder.frameCount
-        let ends = EndRecorder()
-        output.play(buffer, options: options, completion: ends.completion)
-        let end = try #require(ends.wait()?.end)
-        server.recorder.wait(seconds: 0.05)
-        let onset = try #require(server.recorder.firstSound(after: mark, timeout: 1), "nothing reached the server")
-        #expect(ends.all.count == 1)
-        return (end, server.recorder.channel(0, from: onset), server.recorder.channel(1, from: onset), onset)
-    }
-
-    @Test func capturedAudioCorrelatesWithWhatWasPlayed() throws {
-        let sound = chirp(seconds: 0.4)
-        let result = try playAndRecord(sound)
-        #expect(result.end == .finished)
-        for channel in [result.left, result.right] {
-            let match = Analysis.bestCorrelation(sound.samples, channel, lags: -100...100)
-            #expect(match.value >= 0.99, "correlation \(match.value) at lag \(match.lag)")
+        init() throws {
+            server = try PulseAudioTestServer.shared(named: "engine")
+            output = PulseAudioOutput(configuration: .init(server: server.server))
+            try output.prepare()
         }
-    }
 
-    @Test func overlappingSoundsSum() throws {
-        let low = mono(Signal.sines([500], amplitude: 0.3, seconds: 0.5, rate: rate))
-        let high = mono(Signal.sines([1_300], amplitude: 0.3, seconds: 0.5, rate: rate))
-        let mark = server.recorder.frameCount
-        let first = EndRecorder(), second = EndRecorder()
-        output.play(low, completion: first.completion)
-        output.play(high, completion: second.completion)
-        #expect(first.wait()?.end == .finished)
-        #expect(second.wait()?.end == .finished)
-        let onset = try #require(server.recorder.firstSound(after: mark))
-        let middle = Array(server.recorder.channel(0, from: onset)[4_800..<19_200])
-        #expect(abs(Analysis.amplitude(of: 500, in: middle, rate: rate) - 0.3) < 0.015)
-        #expect(abs(Analysis.amplitude(of: 1_300, in: middle, rate: rate) - 0.3) < 0.015)
-    }
+        func mono(_ samples: [Float]) -> PCMBuffer { Signal.buffer(samples, channels: 1, rate: rate) }
 
-    /// Pan is checked as the balance between the channels; levels are checked by the summing test.
-    @Test(arguments: [(Float(-1), Float(1), Float(0)), (0.5, 0.70710677, 1), (0, 1, 1), (-0.5, 1, 0.70710677)])
-    func panMovesEnergyBetweenChannels(pan: Float, left: Float, right: Float) throws {
-        let tone = mono(Signal.sines([800], amplitude: 0.4, seconds: 0.3, rate: rate))
-        let result = try playAndRecord(tone, options: PlaybackOptions(pan: pan))
-        let l = Analysis.rms(Array(result.left[2_400..<12_000]))
-        let r = Analysis.rms(Array(result.right[2_400..<12_000]))
-        let louder = max(l, r)
-        #expect(louder > 0.2, "the louder side is at full level (\(louder))")
-        #expect(abs(l / louder - Double(left)) < 0.01, "left \(l), right \(r)")
-        #expect(abs(r / louder - Double(right)) < 0.01, "left \(l), right \(r)")
-    }
-
-    @Test func fadeOutEndsInSilence() throws {
-        let tone = mono(Signal.sines([600], amplitude: 0.4, seconds: 0.25, rate: rate))
-        let mark = server.recorder.frameCount
-        let ends = EndRecorder()
-        let handle = output.play(tone, options: PlaybackOptions(playCount: PlaybackOptions.forever), completion: ends.completion)
-        usleep(300_000)
-        handle.fadeOut(duration: 0.3)
-        #expect(ends.wait()?.end == .stopped)
-        server.recorder.wait(seconds: 0.3)
-        let onset = try #require(server.recorder.firstSound(after: mark))
-        let left = server.recorder.channel(0, from: onset)
-        let loud = left.lastIndex { abs($0) > 0.001 } ?? 0
-        #expect(left[(loud + 1)...].allSatisfy { abs($0) <= 0.001 }, "silence after the fade")
-        // The fade took about 0.3 s: levels fall through the last 0.3 s before silence.
-        let window = 2_400
-        let levels = stride(from: loud - 14_400, to: loud - window, by: window).map {
-            Analysis.rms(Array(left[$0..<($0 + window)]))
+        /// A sound that is not periodic, so correlation can only peak at the right alignment.
+        func chirp(seconds: Double, amplitude: Float = 0.4) -> PCMBuffer {
+            let frames = Int(seconds * Double(rate))
+            return mono((0..<frames).map { frame in
+                let t = Double(frame) / Double(rate)
+                let envelope = min(1, t * 50, (seconds - t) * 50)
+                return amplitude * Float(envelope * sin(2 * .pi * (300 * t + 1_200 * t * t)))
+            })
         }
-        #expect(zip(levels, levels.dropFirst()).allSatisfy { $0 > $1 }, "\(levels)")
-    }
 
-    @Test func stopCutsWithinOneBuffer() throws {
-        let tone = mono(Signal.sines([700], amplitude: 0.4, seconds: 2, rate: rate))
-        let mark = server.recorder.frameCount
-        let ends = EndRecorder()
-        let handle = output.play(tone, completion: ends.completion)
-        usleep(300_000)
-        let stopped = monotonicSeconds()
-        handle.stop()
-        #expect(ends.wait()?.end == .stopped)
-        server.recorder.wait(seconds: 0.2)
-        let onset = try #require(server.recorder.firstSound(after: mark))
-        let left = server.recorder.channel(0, from: onset)
-        let last = try #require(left.lastIndex { abs($0) > 0.001 })
-        let silentAt = try #require(server.recorder.arrivalTime(ofFrame: onset + last))
-        let lag = silentAt - stopped
-        #expect(lag < output.configuration.bufferDuration, "sound went on for \(lag * 1000) ms after stop")
-        handle.stop()
-        #expect(ends.all == [.stopped], "a second stop reports nothing more")
-    }
+        /// Plays and waits for the end; returns it, the recording from just before the play, and the
+        /// frame at which sound first appeared in it.
+        func playAndRecord(_ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions())
+            throws -> (end: PlaybackEnd, left: [Float], right: [Float], onset: Int)
+        {
+            let mark = server.recorder.frameCount
+            let ends = EndRecorder()
+            output.play(buffer, options: options, completion: ends.completion)
+            let end = try #require(ends.wait()?.end)
+            server.recorder.wait(seconds: 0.05)
+            let onset = try #require(server.recorder.firstSound(after: mark, timeout: 1), "nothing reached the server")
+            #expect(ends.all.count == 1)
+            return (end, server.recorder.channel(0, from: onset), server.recorder.channel(1, from: onset), onset)
+        }
 
-    @Test func finishedMeansTheLastSampleWasPlayed() throws {
-        let sound = mono(Signal.sines([900], amplitude: 0.4, seconds: 0.2, rate: rate))
-        let mark = server.recorder.frameCount
-        let ends = EndRecorder()
-        output.play(sound, completion: ends.completion)
-        let (end, time) = try #require(ends.wait())
-        #expect(end == .finished)
-        server.recorder.wait(seconds: 0.1)
-        let onset = try #require(server.recorder.firstSound(after: mark))
-        let left = server.recorder.channel(0, from: onset)
-        let last = try #require(left.lastIndex { abs($0) > 0.001 })
-        let lastHeard = try #require(server.recorder.arrivalTime(ofFrame: onset + last))
-        // Finished is reported after the last sample reached the server (a few ms of clock
-        // jitter allowed), and promptly.
-        #expect(time >= lastHeard - 0.005, "reported \((lastHeard - time) * 1000) ms early")
-        #expect(time <= lastHeard + 0.05, "reported \((time - lastHeard) * 1000) ms late")
-    }
-
-    @Test func sixtyFourConcurrentPlaysCompleteExactlyOnce() {
-        let beep = mono(Signal.sines([1_000], amplitude: 0.01, seconds: 0.05, rate: rate))
-        let recorders = (0..<64).map { _ in EndRecorder() }
-        let handles = Mutex<[PlaybackHandle]>([])
-        onThreads(8) { thread in
-            for index in stride(from: thread, to: 64, by: 8) {
-                let handle = output.play(beep, completion: recorders[index].completion)
-                handles.withLock { $0.append(handle) }
-                if index % 4 == 0 { handle.stop() }
-                if index % 8 == 0 { handle.stop() }
+        @Test func capturedAudioCorrelatesWithWhatWasPlayed() throws {
+            let sound = chirp(seconds: 0.4)
+            let result = try playAndRecord(sound)
+            #expect(result.end == .finished)
+            for channel in [result.left, result.right] {
+                let match = Analysis.bestCorrelation(sound.samples, channel, lags: -100...100)
+                #expect(match.value >= 0.99, "correlation \(match.value) at lag \(match.lag)")
             }
         }
-        for (index, recorder) in recorders.enumerated() {
-            #expect(recorder.wait() != nil, "play \(index) never ended")
+
+        @Test func overlappingSoundsSum() throws {
+            let low = mono(Signal.sines([500], amplitude: 0.3, seconds: 0.5, rate: rate))
+            let high = mono(Signal.sines([1_300], amplitude: 0.3, seconds: 0.5, rate: rate))
+            let mark = server.recorder.frameCount
+            let first = EndRecorder(), second = EndRecorder()
+            output.play(low, completion: first.completion)
+            output.play(high, completion: second.completion)
+            #expect(first.wait()?.end == .finished)
+            #expect(second.wait()?.end == .finished)
+            let onset = try #require(server.recorder.firstSound(after: mark))
+            let middle = Array(server.recorder.channel(0, from: onset)[4_800..<19_200])
+            #expect(abs(Analysis.amplitude(of: 500, in: middle, rate: rate) - 0.3) < 0.015)
+            #expect(abs(Analysis.amplitude(of: 1_300, in: middle, rate: rate) - 0.3) < 0.015)
         }
-        usleep(200_000)
-        for (index, recorder) in recorders.enumerated() {
-            #expect(recorder.all == [index % 4 == 0 ? .stopped : .finished], "play \(index): \(recorder.all)")
+
+        /// Pan is checked as the balance between the channels; levels are checked by the summing test.
+        @Test(arguments: [(Float(-1), Float(1), Float(0)), (0.5, 0.70710677, 1), (0, 1, 1), (-0.5, 1, 0.70710677)])
+        func panMovesEnergyBetweenChannels(pan: Float, left: Float, right: Float) throws {
+            let tone = mono(Signal.sines([800], amplitude: 0.4, seconds: 0.3, rate: rate))
+            let result = try playAndRecord(tone, options: PlaybackOptions(pan: pan))
+            let l = Analysis.rms(Array(result.left[2_400..<12_000]))
+            let r = Analysis.rms(Array(result.right[2_400..<12_000]))
+            let louder = max(l, r)
+            #expect(louder > 0.2, "the louder side is at full level (\(louder))")
+            #expect(abs(l / louder - Double(left)) < 0.01, "left \(l), right \(r)")
+            #expect(abs(r / louder - Double(right)) < 0.01, "left \(l), right \(r)")
         }
-        for handle in handles.withLock({ $0 }) { handle.stop() }
-        usleep(50_000)
-        #expect(recorders.allSatisfy { $0.all.count == 1 })
-    }
 
-    @Test func disposingWhilePlayingLetsTheSoundFinish() throws {
-        let registry = SoundRegistry()
-        let sound = chirp(seconds: 0.3)
-        let id = try registry.register(samples: sound.samples, sampleRate: rate, channelCount: 1)
-        let buffer = try #require(registry.sound(id)?.buffer)
-        let mark = server.recorder.frameCount
-        let ends = EndRecorder()
-        output.play(buffer, completion: ends.completion)
-        try registry.dispose(id)
-        #expect(ends.wait()?.end == .finished)
-        #expect(ends.all.count == 1)
-        let onset = try #require(server.recorder.firstSound(after: mark))
-        let match = Analysis.bestCorrelation(sound.samples, server.recorder.channel(0, from: onset), lags: -100...100)
-        #expect(match.value >= 0.99)
-    }
-
-    @Test func cancellingTheAwaitingTaskStopsTheSound() async throws {
-        let tone = mono(Signal.sines([500], amplitude: 0.2, seconds: 2, rate: rate))
-        let output = self.output
-        let task = Task { await output.play(tone) }
-        try await Task.sleep(for: .milliseconds(200))
-        task.cancel()
-        #expect(await task.value == .cancelled)
-    }
-
-    @Test func aSoundAtAnotherRateFailsClearly() {
-        let ends = EndRecorder()
-        output.play(Signal.buffer([0.1, 0.2], channels: 1, rate: 44_100), completion: ends.completion)
-        guard case .failed(let error) = ends.wait()?.end else {
-            Issue.record("expected .failed")
-            return
+        @Test func fadeOutEndsInSilence() throws {
+            let tone = mono(Signal.sines([600], amplitude: 0.4, seconds: 0.25, rate: rate))
+            let mark = server.recorder.frameCount
+            let ends = EndRecorder()
+            let handle = output.play(tone, options: PlaybackOptions(playCount: PlaybackOptions.forever), completion: ends.completion)
+            usleep(300_000)
+            handle.fadeOut(duration: 0.3)
+            #expect(ends.wait()?.end == .stopped)
+            server.recorder.wait(seconds: 0.3)
+            let onset = try #require(server.recorder.firstSound(after: mark))
+            let left = server.recorder.channel(0, from: onset)
+            let loud = left.lastIndex { abs($0) > 0.001 } ?? 0
+            #expect(left[(loud + 1)...].allSatisfy { abs($0) <= 0.001 }, "silence after the fade")
+            // The fade took about 0.3 s: levels fall through the last 0.3 s before silence.
+            let window = 2_400
+            let levels = stride(from: loud - 14_400, to: loud - window, by: window).map {
+                Analysis.rms(Array(left[$0..<($0 + window)]))
+            }
+            #expect(zip(levels, levels.dropFirst()).allSatisfy { $0 > $1 }, "\(levels)")
         }
-        #expect(error.reason == .unsupportedSound)
-    }
 
-    @Test func closesWhenIdleAndReopensOnTheNextPlay() throws {
-        let idle = PulseAudioOutput(configuration: .init(server: server.server, idleTimeout: 0.2))
-        let beep = mono(Signal.sines([1_000], amplitude: 0.05, seconds: 0.05, rate: rate))
-        let first = EndRecorder()
-        idle.play(beep, completion: first.completion)
-        #expect(first.wait()?.end == .finished)
-        usleep(500_000)
-        let second = EndRecorder()
-        idle.play(beep, completion: second.completion)
-        #expect(second.wait()?.end == .finished)
-        #expect(idle.statistics.connections == 2)
-        #expect(first.all.count == 1)
-    }
-
-    @Test func anUnreachableServerFailsEveryPlayOnce() {
-        let nowhere = PulseAudioOutput(configuration: .init(server: "unix:/nonexistent/socket"))
-        #expect(throws: PlaybackError.self) { try nowhere.prepare(timeout: 2) }
-        let ends = EndRecorder()
-        nowhere.play(mono([0.1, 0.2]), completion: ends.completion)
-        guard case .failed(let error) = ends.wait()?.end else {
-            Issue.record("expected .failed")
-            return
+        @Test func stopCutsWithinOneBuffer() throws {
+            let tone = mono(Signal.sines([700], amplitude: 0.4, seconds: 2, rate: rate))
+            let mark = server.recorder.frameCount
+            let ends = EndRecorder()
+            let handle = output.play(tone, completion: ends.completion)
+            usleep(300_000)
+            let stopped = monotonicSeconds()
+            handle.stop()
+            #expect(ends.wait()?.end == .stopped)
+            server.recorder.wait(seconds: 0.2)
+            let onset = try #require(server.recorder.firstSound(after: mark))
+            let left = server.recorder.channel(0, from: onset)
+            let last = try #require(left.lastIndex { abs($0) > 0.001 })
+            let silentAt = try #require(server.recorder.arrivalTime(ofFrame: onset + last))
+            let lag = silentAt - stopped
+            #expect(lag < output.configuration.bufferDuration, "sound went on for \(lag * 1000) ms after stop")
+            handle.stop()
+            #expect(ends.all == [.stopped], "a second stop reports nothing more")
         }
-        #expect(error.reason == .serverUnavailable)
-        usleep(100_000)
-        #expect(ends.all.count == 1)
-    }
 
-    /// Last in the suite: it kills the shared server and starts it again.
-    @Test func serverKilledMidPlayFailsOnceAndTheEngineRecovers() throws {
-        let tone = mono(Signal.sines([440], amplitude: 0.2, seconds: 3, rate: rate))
-        let ends = EndRecorder()
-        output.play(tone, completion: ends.completion)
-        usleep(300_000)
-        server.kill()
-        guard case .failed(let error) = ends.wait(timeout: 3)?.end else {
-            Issue.record("expected .failed")
-            return
+        @Test func finishedMeansTheLastSampleWasPlayed() throws {
+            let sound = mono(Signal.sines([900], amplitude: 0.4, seconds: 0.2, rate: rate))
+            let mark = server.recorder.frameCount
+            let ends = EndRecorder()
+            output.play(sound, completion: ends.completion)
+            let (end, time) = try #require(ends.wait())
+            #expect(end == .finished)
+            server.recorder.wait(seconds: 0.1)
+            let onset = try #require(server.recorder.firstSound(after: mark))
+            let left = server.recorder.channel(0, from: onset)
+            let last = try #require(left.lastIndex { abs($0) > 0.001 })
+            let lastHeard = try #require(server.recorder.arrivalTime(ofFrame: onset + last))
+            // Finished is reported after the last sample reached the server (a few ms of clock
+            // jitter allowed), and promptly.
+            #expect(time >= lastHeard - 0.005, "reported \((lastHeard - time) * 1000) ms early")
+            #expect(time <= lastHeard + 0.05, "reported \((time - lastHeard) * 1000) ms late")
         }
-        #expect(error.reason == .connectionLost)
-        try server.restart()
-        let sound = chirp(seconds: 0.3)
-        let result = try playAndRecord(sound)
-        #expect(result.end == .finished)
-        #expect(Analysis.bestCorrelation(sound.samples, result.left, lags: -100...100).value >= 0.99)
-        #expect(ends.all.count == 1)
+
+        @Test func sixtyFourConcurrentPlaysCompleteExactlyOnce() {
+            let beep = mono(Signal.sines([1_000], amplitude: 0.01, seconds: 0.05, rate: rate))
+            let recorders = (0..<64).map { _ in EndRecorder() }
+            let handles = Mutex<[PlaybackHandle]>([])
+            onThreads(8) { thread in
+                for index in stride(from: thread, to: 64, by: 8) {
+                    let handle = output.play(beep, completion: recorders[index].completion)
+                    handles.withLock { $0.append(handle) }
+                    if index % 4 == 0 { handle.stop() }
+                    if index % 8 == 0 { handle.stop() }
+                }
+            }
+            for (index, recorder) in recorders.enumerated() {
+                #expect(recorder.wait() != nil, "play \(index) never ended")
+            }
+            usleep(200_000)
+            for (index, recorder) in recorders.enumerated() {
+                #expect(recorder.all == [index % 4 == 0 ? .stopped : .finished], "play \(index): \(recorder.all)")
+            }
+            for handle in handles.withLock({ $0 }) { handle.stop() }
+            usleep(50_000)
+            #expect(recorders.allSatisfy { $0.all.count == 1 })
+        }
+
+        @Test func disposingWhilePlayingLetsTheSoundFinish() throws {
+            let registry = SoundRegistry()
+            let sound = chirp(seconds: 0.3)
+            let id = try registry.register(samples: sound.samples, sampleRate: rate, channelCount: 1)
+            let buffer = try #require(registry.sound(id)?.buffer)
+            let mark = server.recorder.frameCount
+            let ends = EndRecorder()
+            output.play(buffer, completion: ends.completion)
+            try registry.dispose(id)
+            #expect(ends.wait()?.end == .finished)
+            #expect(ends.all.count == 1)
+            let onset = try #require(server.recorder.firstSound(after: mark))
+            let match = Analysis.bestCorrelation(sound.samples, server.recorder.channel(0, from: onset), lags: -100...100)
+            #expect(match.value >= 0.99)
+        }
+
+        @Test func cancellingTheAwaitingTaskStopsTheSound() async throws {
+            let tone = mono(Signal.sines([500], amplitude: 0.2, seconds: 2, rate: rate))
+            let output = self.output
+            let task = Task { await output.play(tone) }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            #expect(await task.value == .cancelled)
+        }
+
+        @Test func aSoundAtAnotherRateFailsClearly() {
+            let ends = EndRecorder()
+            output.play(Signal.buffer([0.1, 0.2], channels: 1, rate: 44_100), completion: ends.completion)
+            guard case .failed(let error) = ends.wait()?.end else {
+                Issue.record("expected .failed")
+                return
+            }
+            #expect(error.reason == .unsupportedSound)
+        }
+
+        @Test func closesWhenIdleAndReopensOnTheNextPlay() throws {
+            let idle = PulseAudioOutput(configuration: .init(server: server.server, idleTimeout: 0.2))
+            let beep = mono(Signal.sines([1_000], amplitude: 0.05, seconds: 0.05, rate: rate))
+            let first = EndRecorder()
+            idle.play(beep, completion: first.completion)
+            #expect(first.wait()?.end == .finished)
+            usleep(500_000)
+            let second = EndRecorder()
+            idle.play(beep, completion: second.completion)
+            #expect(second.wait()?.end == .finished)
+            #expect(idle.statistics.connections == 2)
+            #expect(first.all.count == 1)
+        }
+
+        @Test func anUnreachableServerFailsEveryPlayOnce() {
+            let nowhere = PulseAudioOutput(configuration: .init(server: "unix:/nonexistent/socket"))
+            #expect(throws: PlaybackError.self) { try nowhere.prepare(timeout: 2) }
+            let ends = EndRecorder()
+            nowhere.play(mono([0.1, 0.2]), completion: ends.completion)
+            guard case .failed(let error) = ends.wait()?.end else {
+                Issue.record("expected .failed")
+                return
+            }
+            #expect(error.reason == .serverUnavailable)
+            usleep(100_000)
+            #expect(ends.all.count == 1)
+        }
+
+        /// Last in the suite: it kills the shared server and starts it again.
+        @Test func serverKilledMidPlayFailsOnceAndTheEngineRecovers() throws {
+            let tone = mono(Signal.sines([440], amplitude: 0.2, seconds: 3, rate: rate))
+            let ends = EndRecorder()
+            output.play(tone, completion: ends.completion)
+            usleep(300_000)
+            server.kill()
+            guard case .failed(let error) = ends.wait(timeout: 3)?.end else {
+                Issue.record("expected .failed")
+                return
+            }
+            #expect(error.reason == .connectionLost)
+            try server.restart()
+            let sound = chirp(seconds: 0.3)
+            let result = try playAndRecord(sound)
+            #expect(result.end == .finished)
+            #expect(Analysis.bestCorrelation(sound.samples, result.left, lags: -100...100).value >= 0.99)
+            #expect(ends.all.count == 1)
+        }
     }
 }

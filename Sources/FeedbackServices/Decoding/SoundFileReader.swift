@@ -104,6 +104,25 @@ struct SoundFileReader: ~Copyable {
         return samples
     }
 
+    /// Reads up to `frameCount` frames into `buffer` (`sf_readf_float`).
+    /// - Returns: the frames read; 0 at the end of the file.
+    /// - Throws: `SoundError` if libsndfile reports a decoding error.
+    func read(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws(SoundError) -> Int {
+        let got = sf_readf_float(handle, buffer, sf_count_t(frameCount))
+        if got <= 0, sf_error(handle) != 0 {
+            throw Self.libraryError(code: sf_error(handle), message: sf_strerror(handle), path: path)
+        }
+        return Int(max(0, got))
+    }
+
+    /// Moves the read position to `frame` of the file (`sf_seek`).
+    /// - Throws: `SoundError` (`.malformed`) if the file cannot seek there.
+    func seek(toFrame frame: Int64) throws(SoundError) {
+        guard sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
+            throw SoundError(.malformed, source: path, detail: "cannot seek to frame \(frame)")
+        }
+    }
+
     static func openError(errno code: Int32, path: String) -> SoundError {
         let reason: SoundError.Reason =
             switch code {

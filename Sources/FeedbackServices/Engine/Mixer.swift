@@ -1,13 +1,31 @@
 import Glibc
 
+/// Where a voice's samples come from.
+enum VoiceSource: Sendable {
+    /// A decoded sound held whole in memory.
+    case buffer(PCMBuffer)
+    /// A long sound decoded ahead by another thread into a bounded ring (see `StreamingSource`).
+    case stream(StreamingSource)
+
+    /// Frames in one pass through the sound, at the engine rate.
+    var frameCount: Int64 {
+        switch self {
+        case .buffer(let buffer): Int64(buffer.frameCount)
+        case .stream(let stream): stream.frameCount
+        }
+    }
+}
+
 /// A sound placed on the engine's timeline.
 struct Voice: Sendable {
     /// The engine's handle for it.
     let id: UInt64
     /// The samples it plays, at the engine rate.
-    let buffer: PCMBuffer
-    /// The timeline frame at which its first frame plays.
+    let source: VoiceSource
+    /// The timeline frame at which it starts sounding.
     let start: Int64
+    /// The frame of the sound heard at `start` (a seek): 0 plays it from the beginning.
+    let offset: Int64
     /// How many times it plays in all: 1 plays once; `Int.max` repeats until stopped.
     let playCount: Int
     /// Linear gain over the timeline (fades are ramps of it).
@@ -18,22 +36,30 @@ struct Voice: Sendable {
     var end: Int64
 
     init(id: UInt64, buffer: PCMBuffer, start: Int64, playCount: Int, gain: Envelope, pan: Envelope) {
+        self.init(id: id, source: .buffer(buffer), start: start, offset: 0, playCount: playCount, gain: gain, pan: pan)
+    }
+
+    init(
+        id: UInt64, source: VoiceSource, start: Int64, offset: Int64, playCount: Int, gain: Envelope, pan: Envelope
+    ) {
         self.id = id
-        self.buffer = buffer
+        self.source = source
         self.start = start
+        let length = max(1, source.frameCount)
+        self.offset = min(max(0, offset), length - 1)
         self.playCount = max(1, playCount)
         self.gain = gain
         self.pan = pan
-        let length = Int64(buffer.frameCount)
         let (total, overflow) = length.multipliedReportingOverflow(by: Int64(self.playCount))
-        self.end = overflow || self.playCount == .max ? .max : start + total
+        self.end = overflow || self.playCount == .max ? .max : start + total - self.offset
     }
 
-    /// Ends the voice at `frame` with a linear ramp to silence over `ramp` frames (a click-free stop).
-    mutating func stop(at frame: Int64, ramp: Int64) {
+    /// Ends the voice at `frame` with a ramp to silence over `ramp` frames (a click-free stop when
+    /// short, a fade-out when long).
+    mutating func stop(at frame: Int64, ramp: Int64, curve: Envelope.Curve = .linear) {
         guard frame < end else { return }
-        gain.ramp(at: frame, to: 0, over: ramp)
-        end = min(end, frame + ramp)
+        gain.ramp(at: frame, to: 0, over: ramp, curve: curve)
+        end = min(end, frame + max(1, ramp))
     }
 }
 
@@ -71,35 +97,67 @@ enum Mixer {
         _ voice: UnsafePointer<Voice>, from first: Int64, to last: Int64, origin: Int64,
         into output: UnsafeMutablePointer<Float>
     ) {
-        let length = Int64(voice.pointee.buffer.frameCount)
-        let channels = voice.pointee.buffer.channelCount
-        voice.pointee.buffer.samples.withUnsafeBufferPointer { samples in
-            let source = samples.baseAddress!
+        switch voice.pointee.source {
+        case .buffer(let buffer):
+            buffer.samples.withUnsafeBufferPointer { samples in
+                let source = samples.baseAddress!
+                let length = Int64(buffer.frameCount)
+                let channels = buffer.channelCount
+                var frame = first
+                while frame < last {
+                    let position = (frame - voice.pointee.start + voice.pointee.offset) % length
+                    let runEnd = min(last, frame + (length - position))
+                    add(voice, source + Int(position) * channels, channels: channels, from: frame, to: runEnd,
+                        origin: origin, into: output)
+                    frame = runEnd
+                }
+            }
+        case .stream(let stream):
+            // A stream is indexed by frames since the voice started; the feeder has already applied
+            // the offset and the looping. Frames not decoded yet (or already recycled) are silent.
+            stream.noteDemand(upTo: last - voice.pointee.start)
             var frame = first
             while frame < last {
-                let position = (frame - voice.pointee.start) % length
-                let gain = voice.pointee.gain.segment(at: frame)
-                let pan = voice.pointee.pan.segment(at: frame)
-                let runEnd = min(last, frame + (length - position), gain.until, pan.until)
-                let count = Int(runEnd - frame)
-                let (leftStart, rightStart) = balance(pan.value)
-                let out = output + Int(frame - origin) * 2
-                let input = source + Int(position) * channels
-                let l = gain.value * leftStart
-                let r = gain.value * rightStart
-                if gain.slope == 0 && pan.slope == 0 {
-                    mix(input, channels: channels, count: count, left: l, right: r, into: out)
-                } else {
-                    // Gains move linearly across the run, computed per sample (no carried sum, so
-                    // the loop still vectorises).
-                    let (leftEnd, rightEnd) = balance(pan.value + pan.slope * Float(count))
-                    let gainEnd = gain.value + gain.slope * Float(count)
-                    let dl = (gainEnd * leftEnd - l) / Float(count)
-                    let dr = (gainEnd * rightEnd - r) / Float(count)
-                    ramp(input, channels: channels, count: count, left: (l, dl), right: (r, dr), into: out)
+                let index = frame - voice.pointee.start
+                let run = stream.readableRun(at: index, limit: last - frame)
+                if let pointer = run.samples {
+                    add(voice, pointer, channels: stream.channelCount, from: frame, to: frame + run.count,
+                        origin: origin, into: output)
                 }
-                frame = runEnd
+                frame += run.count
             }
+        }
+    }
+
+    /// Adds `input` (contiguous frames for `first..<last`) with the voice's gain and pan.
+    private static func add(
+        _ voice: UnsafePointer<Voice>, _ input: UnsafePointer<Float>, channels: Int, from first: Int64,
+        to last: Int64, origin: Int64, into output: UnsafeMutablePointer<Float>
+    ) {
+        var frame = first
+        var input = input
+        while frame < last {
+            let gain = voice.pointee.gain.segment(at: frame)
+            let pan = voice.pointee.pan.segment(at: frame)
+            let runEnd = min(last, gain.until, pan.until)
+            let count = Int(runEnd - frame)
+            let (leftStart, rightStart) = balance(pan.value)
+            let out = output + Int(frame - origin) * 2
+            let l = gain.value * leftStart
+            let r = gain.value * rightStart
+            if gain.slope == 0 && pan.slope == 0 {
+                mix(input, channels: channels, count: count, left: l, right: r, into: out)
+            } else {
+                // Gains move linearly across the run, computed per sample (no carried sum, so the
+                // loop still vectorises).
+                let (leftEnd, rightEnd) = balance(pan.value + pan.slope * Float(count))
+                let gainEnd = gain.value + gain.slope * Float(count)
+                let dl = (gainEnd * leftEnd - l) / Float(count)
+                let dr = (gainEnd * rightEnd - r) / Float(count)
+                ramp(input, channels: channels, count: count, left: (l, dl), right: (r, dr), into: out)
+            }
+            input += count * channels
+            frame = runEnd
         }
     }
 

@@ -12,6 +12,12 @@ public struct PlaybackOptions: Sendable, Equatable {
     /// Seconds over which the sound rises from silence to `volume`; 0 starts at full level.
     public var fadeIn: Double
 
+    /// The shape of the fade-in (the player's crossfades rise along an equal-power curve).
+    var fadeCurve: Envelope.Curve = .linear
+    /// A play on the same output that fades out, along `fadeCurve`, over the same frames as this
+    /// one fades in: a crossfade aligned to the frame, which two separate calls could not promise.
+    var replacing: UInt64?
+
     /// Repeat until stopped.
     public static let forever = Int.max
 

@@ -102,7 +102,15 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
         queue.async { [self] in _ = ca_context_cancel(context, UInt32(truncatingIfNeeded: id)) }
     }
 
-    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double) {}
+    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve) {}
+
+    /// libcanberra cannot change a playing sound's level, so the sound plays on at full level and
+    /// is cancelled when the fade would have ended; its finish callback then reports `.stopped`.
+    func fadeOut(_ id: UInt64, duration: Double, curve: Envelope.Curve) {
+        queue.asyncAfter(deadline: .now() + duration) { [self] in
+            _ = ca_context_cancel(context, UInt32(truncatingIfNeeded: id))
+        }
+    }
 
     func setPan(_ id: UInt64, _ pan: Float, ramp: Double) {}
 

@@ -23,6 +23,8 @@ public final class FileOutput: AudioOutput, PlaybackControl {
         var cursor: Int64 = 0
         var voices: [Voice] = []
         var handles: [UInt64: PlaybackHandle] = [:]
+        /// Plays fading out to a stop: they end `.stopped`, not `.finished`.
+        var stopping: Set<UInt64> = []
         var finished = false
     }
 
@@ -55,7 +57,12 @@ public final class FileOutput: AudioOutput, PlaybackControl {
             guard !state.finished else { return false }
             let start = state.cursor
             var gain = Envelope(options.fadeIn > 0 ? 0 : options.volume)
-            if options.fadeIn > 0 { gain.ramp(at: start, to: options.volume, over: Int64(options.fadeIn * Double(sampleRate))) }
+            let fadeFrames = Int64(options.fadeIn * Double(sampleRate))
+            if options.fadeIn > 0 { gain.ramp(at: start, to: options.volume, over: fadeFrames, curve: options.fadeCurve) }
+            if let replaced = options.replacing, let index = state.voices.firstIndex(where: { $0.id == replaced }) {
+                state.voices[index].stop(at: start, ramp: fadeFrames, curve: options.fadeCurve)
+                state.stopping.insert(replaced)
+            }
             state.voices.append(
                 Voice(id: handle.id, buffer: buffer, start: start, playCount: options.playCount, gain: gain,
                       pan: Envelope(min(1, max(-1, options.pan)))))
@@ -70,8 +77,18 @@ public final class FileOutput: AudioOutput, PlaybackControl {
         modify(id) { voice, cursor, rate in voice.stop(at: cursor, ramp: Int64(0.0025 * rate)) }
     }
 
-    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double) {
-        modify(id) { voice, cursor, rate in voice.gain.ramp(at: cursor, to: volume, over: Int64(ramp * rate)) }
+    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve) {
+        // A voice fading out to a stop keeps its ramp: a level change would undo the fade and
+        // leave a cut where it was to end.
+        guard !state.withLock({ $0.stopping.contains(id) }) else { return }
+        modify(id) { voice, cursor, rate in
+            voice.gain.ramp(at: cursor, to: volume, over: Int64(ramp * rate), curve: curve)
+        }
+    }
+
+    func fadeOut(_ id: UInt64, duration: Double, curve: Envelope.Curve) {
+        modify(id) { voice, cursor, rate in voice.stop(at: cursor, ramp: Int64(duration * rate), curve: curve) }
+        state.withLock { _ = $0.stopping.insert(id) }
     }
 
     func setPan(_ id: UInt64, _ pan: Float, ramp: Double) {
@@ -91,10 +108,10 @@ public final class FileOutput: AudioOutput, PlaybackControl {
     /// - Throws: `SoundError` if the file cannot be written; every play then ends `.failed`.
     @discardableResult
     public func finish() throws(SoundError) -> Double {
-        let (voices, handles, cursor) = state.withLock { state in
+        let (voices, handles, cursor, stopping) = state.withLock { state in
             state.finished = true
             defer { state.handles.removeAll() }
-            return (state.voices, state.handles, state.cursor)
+            return (state.voices, state.handles, state.cursor, state.stopping)
         }
         let finiteEnds = voices.map(\.end).filter { $0 != .max }
         let length = Int(max(cursor, finiteEnds.max() ?? 0))
@@ -118,7 +135,7 @@ public final class FileOutput: AudioOutput, PlaybackControl {
             throw error
         }
         for voice in voices {
-            handles[voice.id]?.end(voice.end == .max ? .stopped : .finished)
+            handles[voice.id]?.end(voice.end == .max || stopping.contains(voice.id) ? .stopped : .finished)
         }
         return Double(length) / Double(sampleRate)
     }

@@ -4,8 +4,11 @@ import Synchronization
 /// What a handle asks of the output that plays its sound.
 protocol PlaybackControl: AnyObject, Sendable {
     func stop(_ id: UInt64)
-    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double)
+    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve)
     func setPan(_ id: UInt64, _ pan: Float, ramp: Double)
+    /// Ramps to silence over `duration` seconds along `curve`, then ends the play `.stopped` at the
+    /// frame the ramp reaches zero.
+    func fadeOut(_ id: UInt64, duration: Double, curve: Envelope.Curve)
 }
 
 /// A sound that was started: stop it, change its volume or pan, ask whether it still plays.
@@ -43,7 +46,7 @@ public final class PlaybackHandle: Sendable {
     /// change when short).
     public func setVolume(_ volume: Float, ramp: Double = 0.005) {
         guard isPlaying else { return }
-        control?.setVolume(id, max(0, volume), ramp: ramp)
+        control?.setVolume(id, max(0, volume), ramp: ramp, curve: .linear)
     }
 
     /// Moves the balance to `pan` (−1…1) over `ramp` seconds.
@@ -53,21 +56,36 @@ public final class PlaybackHandle: Sendable {
     }
 
     /// Fades to silence over `duration` seconds, then stops; the completion reports `.stopped`.
+    ///
+    /// The ramp and the stop are both on the engine's timeline: the sound ends at the very frame the
+    /// ramp reaches zero, and the completion runs once the server has played that frame. Until then
+    /// `isPlaying` stays true, and volume changes are ignored (they would undo the fade).
     public func fadeOut(duration: Double) {
-        setVolume(0, ramp: duration)
-        DispatchQueue.global().asyncAfter(deadline: .now() + duration) { [self] in stop() }
+        fadeOut(duration: duration, curve: .linear)
     }
 
-    /// Ends the play with `reason` if it has not ended yet. A stop or cancel also stops the sound;
-    /// a finish or failure comes from the output, which already knows.
+    func fadeOut(duration: Double, curve: Envelope.Curve) {
+        guard isPlaying else { return }
+        control?.fadeOut(id, duration: max(0, duration), curve: curve)
+    }
+
+    /// Moves the volume to `volume` over `ramp` seconds along `curve`.
+    func setVolume(_ volume: Float, ramp: Double, curve: Envelope.Curve) {
+        guard isPlaying else { return }
+        control?.setVolume(id, max(0, volume), ramp: ramp, curve: curve)
+    }
+
+    /// Ends the play with `reason` if it has not ended yet. A stop or cancel asked for by the user
+    /// also stops the voice unless `stoppingVoice` is false (the output reports an end it has
+    /// already carried out); a finish or failure comes from the output, which already knows.
     /// - Returns: whether this call ended it.
     @discardableResult
-    func end(_ reason: PlaybackEnd) -> Bool {
+    func end(_ reason: PlaybackEnd, stoppingVoice: Bool = true) -> Bool {
         guard let (queue, body) = completion.withLock({ state -> (DispatchQueue, (@Sendable (PlaybackEnd) -> Void)?)? in
             defer { state = nil }
             return state
         }) else { return false }
-        if reason == .stopped || reason == .cancelled { control?.stop(id) }
+        if (reason == .stopped || reason == .cancelled) && stoppingVoice { control?.stop(id) }
         if let body { queue.async { body(reason) } }
         return true
     }

@@ -35,17 +35,22 @@ public final class PulseAudioOutput: AudioOutput, @unchecked Sendable {
         public var idleTimeout: Double
         /// `application.name` the server shows for the stream.
         public var applicationName: String
+        /// The stream's `media.role`, which the server's policy modules act on (module-role-cork,
+        /// module-role-ducking, per-role volumes): `event` for alerts and effects, `music`, `game`, …
+        public var mediaRole: String
 
-        /// Creates a configuration: default server, 48 kHz, 50 ms queue, 10 s idle timeout.
+        /// Creates a configuration: default server, 48 kHz, 50 ms queue, 10 s idle timeout, role
+        /// `event`.
         public init(
             server: String? = nil, sampleRate: Int = 48_000, bufferDuration: Double = 0.05,
-            idleTimeout: Double = 10, applicationName: String = "FeedbackServices"
+            idleTimeout: Double = 10, applicationName: String = "FeedbackServices", mediaRole: String = "event"
         ) {
             self.server = server
             self.sampleRate = sampleRate
             self.bufferDuration = bufferDuration
             self.idleTimeout = idleTimeout
             self.applicationName = applicationName
+            self.mediaRole = mediaRole
         }
     }
 
@@ -93,6 +98,14 @@ public final class PulseAudioOutput: AudioOutput, @unchecked Sendable {
     ) -> PlaybackHandle {
         core.play(buffer, options: options, queue: queue, completion: completion)
     }
+
+    /// Starts a voice `offset` frames into `source` (a seek, or streamed music), at the engine rate.
+    func play(
+        _ source: VoiceSource, offset: Int64, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        core.play(source, offset: offset, options: options, queue: queue, completion: completion)
+    }
 }
 
 /// The engine's machinery: the PulseAudio objects, the voices, the queued commands. The audio
@@ -108,9 +121,10 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
     let configuration: PulseAudioOutput.Configuration
 
     private enum Command {
-        case start(id: UInt64, buffer: PCMBuffer, options: PlaybackOptions)
+        case start(id: UInt64, source: VoiceSource, offset: Int64, options: PlaybackOptions)
         case stop(id: UInt64)
-        case volume(id: UInt64, Float, ramp: Double)
+        case fadeOut(id: UInt64, duration: Double, curve: Envelope.Curve)
+        case volume(id: UInt64, Float, ramp: Double, curve: Envelope.Curve)
         case pan(id: UInt64, Float, ramp: Double)
     }
 
@@ -133,8 +147,6 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
     private let wakeFD: Int32
     private let wakeReadFD: Int32
     private let loop: Loop
-    /// The mainloop's watch on `wakeReadFD`; freed before the pipe is closed.
-    private var wakeEvent: OpaquePointer?
 
     init(configuration: PulseAudioOutput.Configuration) {
         self.configuration = configuration
@@ -152,7 +164,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         pa_threaded_mainloop_lock(mainloop)
         let api = pa_threaded_mainloop_get_api(mainloop)!
         loop.api = api
-        wakeEvent = api.pointee.io_new(
+        let event = api.pointee.io_new(
             api, wakeReadFD, PA_IO_EVENT_INPUT,
             { _, _, fd, _, userdata in
                 var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -160,6 +172,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
                 // The core outlives this event: shutdown() frees it before the core can go.
                 Unmanaged<EngineCore>.fromOpaque(userdata!).takeUnretainedValue().service()
             }, Unmanaged.passUnretained(self).toOpaque())
+        loop.wakeEvent = event
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_start(mainloop)
     }
@@ -169,18 +182,26 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
     func shutdown() {
         shared.withLock { $0.closed = true }
         pa_threaded_mainloop_lock(mainloop)
+        freeWakeEvent()
         loop.disconnect()
-        if let wakeEvent { loop.api.pointee.io_free(wakeEvent) }
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
         close(wakeFD)
         close(wakeReadFD)
         let handles = shared.withLock { shared in
+            // Streams that were about to start would otherwise keep their feeders waiting forever.
+            for case .start(_, .stream(let stream), _, _) in shared.commands { stream.cancel() }
             defer { shared.handles.removeAll() }
             return Array(shared.handles.values)
         }
         for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
+    }
+
+    /// Called with the mainloop lock held (or on its thread).
+    private func freeWakeEvent() {
+        if let event = loop.wakeEvent, let api = loop.api { api.pointee.io_free(event) }
+        loop.wakeEvent = nil
     }
 
     var statistics: PulseAudioOutput.Statistics { shared.withLock { $0.statistics } }
@@ -210,21 +231,32 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions, queue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
         guard buffer.sampleRate == configuration.sampleRate, buffer.frameCount > 0 else {
+            let handle = PlaybackHandle(id: nextPlaybackID(), control: self, queue: queue, completion: completion)
             handle.end(.failed(PlaybackError(
                 .unsupportedSound,
                 detail: "the engine plays \(configuration.sampleRate) Hz buffers; this one is \(buffer.sampleRate) Hz")))
             return handle
         }
+        return play(.buffer(buffer), offset: 0, options: options, queue: queue, completion: completion)
+    }
+
+    /// Starts a voice `offset` frames into `source` (a seek), which must be at the engine rate.
+    /// A stream source is cancelled (its feeder stops) when the voice ends, however it ends.
+    func play(
+        _ source: VoiceSource, offset: Int64, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        let id = nextPlaybackID()
+        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
         let accepted = shared.withLock { shared in
             guard !shared.closed else { return false }
             shared.handles[id] = handle
-            shared.commands.append(.start(id: id, buffer: buffer, options: options))
+            shared.commands.append(.start(id: id, source: source, offset: offset, options: options))
             return true
         }
         guard accepted else {
+            if case .stream(let stream) = source { stream.cancel() }
             handle.end(.failed(PlaybackError(.outputClosed)))
             return handle
         }
@@ -236,8 +268,12 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         enqueue(.stop(id: id))
     }
 
-    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double) {
-        enqueue(.volume(id: id, volume, ramp: ramp))
+    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve) {
+        enqueue(.volume(id: id, volume, ramp: ramp, curve: curve))
+    }
+
+    func fadeOut(_ id: UInt64, duration: Double, curve: Envelope.Curve) {
+        enqueue(.fadeOut(id: id, duration: duration, curve: curve))
     }
 
     func setPan(_ id: UInt64, _ pan: Float, ramp: Double) {
@@ -293,19 +329,35 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         let rate = Double(configuration.sampleRate)
         for command in commands {
             switch command {
-            case .start(let id, let buffer, let options):
-                guard shared.withLock({ $0.handles[id] != nil }) else { continue }
+            case .start(let id, let source, let offset, let options):
+                guard shared.withLock({ $0.handles[id] != nil }) else {
+                    if case .stream(let stream) = source { stream.cancel() }
+                    continue
+                }
+                let fadeFrames = Int64(options.fadeIn * rate)
                 var gain = Envelope(options.fadeIn > 0 ? 0 : options.volume)
-                if options.fadeIn > 0 { gain.ramp(at: now, to: options.volume, over: Int64(options.fadeIn * rate)) }
+                if options.fadeIn > 0 { gain.ramp(at: now, to: options.volume, over: fadeFrames, curve: options.fadeCurve) }
+                if let replaced = options.replacing, loop.voices.contains(where: { $0.id == replaced }) {
+                    loop.modify(replaced, at: now) { $0.stop(at: now, ramp: fadeFrames, curve: options.fadeCurve) }
+                    loop.stopping.insert(replaced)
+                }
                 loop.voices.append(
-                    Voice(id: id, buffer: buffer, start: now, playCount: options.playCount, gain: gain,
+                    Voice(id: id, source: source, start: now, offset: offset, playCount: options.playCount, gain: gain,
                           pan: Envelope(min(1, max(-1, options.pan)))))
             case .stop(let id):
-                loop.modify(id) { $0.stop(at: now, ramp: Int64(0.0025 * rate)) }
-            case .volume(let id, let volume, let ramp):
-                loop.modify(id) { $0.gain.ramp(at: now, to: volume, over: Int64(ramp * rate)) }
+                loop.modify(id, at: now) { $0.stop(at: now, ramp: Int64(0.0025 * rate)) }
+            case .fadeOut(let id, let duration, let curve):
+                if loop.voices.contains(where: { $0.id == id }) {
+                    loop.modify(id, at: now) { $0.stop(at: now, ramp: Int64(duration * rate), curve: curve) }
+                    loop.stopping.insert(id)
+                }
+            case .volume(let id, let volume, let ramp, let curve):
+                // A voice fading out to a stop keeps its ramp: a level change would undo the fade
+                // and leave a cut where it was to end.
+                if loop.stopping.contains(id) { continue }
+                loop.modify(id, at: now) { $0.gain.ramp(at: now, to: volume, over: Int64(ramp * rate), curve: curve) }
             case .pan(let id, let pan, let ramp):
-                loop.modify(id) { $0.pan.ramp(at: now, to: pan, over: Int64(ramp * rate)) }
+                loop.modify(id, at: now) { $0.pan.ramp(at: now, to: pan, over: Int64(ramp * rate)) }
             }
         }
         if loop.rewrite(from: now) {
@@ -332,6 +384,10 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         let (failed, waiters, reopen) = shared.withLock { shared -> ([PlaybackHandle], [DispatchSemaphore], Bool) in
             shared.state = .closed
             shared.lastError = error
+            if error != nil {
+                // Streams that will now never start would keep their feeders waiting forever.
+                for case .start(_, .stream(let stream), _, _) in shared.commands { stream.cancel() }
+            }
             guard error != nil else {
                 return ([], [], !shared.commands.isEmpty || !shared.readyWaiters.isEmpty)
             }
@@ -348,9 +404,11 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         if reopen { service() }
     }
 
-    fileprivate func voiceFinished(_ id: UInt64) {
+    fileprivate func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
         let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
-        handle?.end(.finished)
+        // The voice is gone already: asking the output to stop it would only take a strong
+        // reference to the output on its own thread, where it must never be released.
+        handle?.end(end, stoppingVoice: false)
     }
 
     fileprivate func voiceDropped(_ id: UInt64) {
@@ -376,7 +434,12 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         var context: OpaquePointer?
         var stream: OpaquePointer?
         var tick: OpaquePointer?
+        /// The watch on the wake pipe; freed before the output goes, so that the loop never calls
+        /// back into a released output.
+        var wakeEvent: OpaquePointer?
         var voices: [Voice] = []
+        /// Voices fading out to a stop: at their end they report `.stopped`, not `.finished`.
+        var stopping: Set<UInt64> = []
         /// Our timeline frame that the next in-order write starts at.
         var writeIndex: Int64 = 0
         /// The server's stream index minus ours, in frames (rewrites from the read pointer shift it).
@@ -402,7 +465,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
             let properties = pa_proplist_new()
             defer { pa_proplist_free(properties) }
             pa_proplist_sets(properties, "application.name", configuration.applicationName)
-            pa_proplist_sets(properties, "media.role", "event")
+            pa_proplist_sets(properties, "media.role", configuration.mediaRole)
             context = pa_context_new_with_proplist(api, configuration.applicationName, properties)
             guard let context else { return core.connectionEnded(PlaybackError(.serverUnavailable)) }
             pa_context_set_state_callback(context, { context, userdata in
@@ -437,7 +500,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
             var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
             let properties = pa_proplist_new()
             defer { pa_proplist_free(properties) }
-            pa_proplist_sets(properties, "media.role", "event")
+            pa_proplist_sets(properties, "media.role", configuration.mediaRole)
             pa_proplist_sets(properties, "media.name", "FeedbackServices engine")
             stream = pa_stream_new_with_proplist(context, "FeedbackServices engine", &spec, nil, properties)
             guard let stream else { return fail(.serverUnavailable) }
@@ -546,9 +609,15 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
             return Int64(usec) * Int64(configuration.sampleRate) / 1_000_000 - serverOffset
         }
 
-        func modify(_ id: UInt64, _ change: (inout Voice) -> Void) {
+        /// Changes a voice from `now` on. What only shaped frames more than a queue's length
+        /// before `now` is dropped, so envelopes stay short however often they change: rewrites
+        /// start at the read position, which never goes back that far.
+        func modify(_ id: UInt64, at now: Int64, _ change: (inout Voice) -> Void) {
             guard let index = voices.firstIndex(where: { $0.id == id }) else { return }
             change(&voices[index])
+            let settled = now - Int64(configuration.bufferDuration * Double(configuration.sampleRate))
+            voices[index].gain.forget(before: settled)
+            voices[index].pan.forget(before: settled)
         }
 
         /// Completes voices whose last sample has been played, and drops stopped ones once their
@@ -558,8 +627,10 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
             var index = 0
             while index < voices.count {
                 if voices[index].end <= played {
-                    core.voiceFinished(voices[index].id)
-                    voices.remove(at: index)
+                    let voice = voices.remove(at: index)
+                    if case .stream(let stream) = voice.source { stream.cancel() }
+                    let wasStopping = stopping.remove(voice.id) != nil
+                    core.voiceEnded(voice.id, wasStopping ? .stopped : .finished)
                 } else {
                     index += 1
                 }
@@ -618,7 +689,11 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
                 pa_context_unref(context)
                 self.context = nil
             }
+            for voice in voices {
+                if case .stream(let stream) = voice.source { stream.cancel() }
+            }
             voices.removeAll(keepingCapacity: true)
+            stopping.removeAll()
             idleSince = nil
         }
     }

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import Glibc
+import Synchronization
+
+@testable import FeedbackServices
+
+/// Private PulseAudio servers for the player suites, one per suite name: each has its own null
+/// sink and recording, so the player suites and `EngineTests` never hear each other.
+enum PlayerTestServers {
+    /// The server for `suite`, started on first use and killed when the test process ends.
+    static func server(for suite: String) throws -> PulseAudioTestServer {
+        try PulseAudioTestServer.shared(named: "player-\(suite)")
+    }
+}
+
+/// Observes `SoundDidFinishPlayingNotification` for one sound and counts the ends.
+final class FinishObserver: @unchecked Sendable {
+    // Locking rule: `token` is set in init and read in deinit only; `ends` is its own lock.
+    private final class Ends: Sendable {
+        let values = Mutex<[Bool]>([])
+    }
+
+    private let ends = Ends()
+    private let token: any NSObjectProtocol
+
+    init(_ sound: Sound) {
+        let ends = self.ends
+        token = NotificationCenter.default.addObserver(
+            forName: SoundDidFinishPlayingNotification, object: sound, queue: nil
+        ) { notification in
+            let didFinish = notification.userInfo?[Sound.didFinishUserInfoKey] as? Bool ?? false
+            ends.values.withLock { $0.append(didFinish) }
+        }
+    }
+
+    deinit {
+        NotificationCenter.default.removeObserver(token)
+    }
+
+    /// The ends so far (true: natural end).
+    var all: [Bool] { ends.values.withLock { $0 } }
+
+    /// Waits until `count` ends have been seen; false on time-out.
+    func wait(for count: Int, timeout: Double = 5) -> Bool {
+        let deadline = monotonicSeconds() + timeout
+        while all.count < count {
+            if monotonicSeconds() > deadline { return false }
+            usleep(2_000)
+        }
+        return true
+    }
+}
+
+/// The process's resident memory in bytes (`/proc/self/statm`, second field, in pages).
+func residentMemory() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// Runs `pactl` against `server` and returns its standard output.
+func pactl(_ server: PulseAudioTestServer, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
+    process.arguments = ["--server=\(server.server)"] + arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Levels of a recording in windows of `window` frames: mean square of each.
+func windowPowers(_ samples: [Float], window: Int) -> [Double] {
+    stride(from: 0, to: samples.count - window + 1, by: window).map { start in
+        samples[start..<(start + window)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(window)
+    }
+}
+
+
+/// The suites that play on a real server and assert on its recording. Nested under this one
+/// `.serialized` suite they run one at a time: side by side on two cores, their servers under-run
+/// and the recordings get gaps no engine could avoid (measured: a 10 ms gap in a crossfade, a
+/// fade-in 11 ms long).
+@Suite(.serialized) enum AudioServerSuites {}
