@@ -156,8 +156,8 @@ struct EngineBenchmark {
         }
         // The reference: the same sums in C, reading the same buffers from the same positions.
         let sources = buffers.map { $0.samples }
-        let lefts = (0..<voiceCount).map { [Float(0.5 * 1), 0.5, 0.5 * 0.70710677][$0 % 3] }
-        let rights = (0..<voiceCount).map { [Float(0.5 * 0.70710677), 0.5, 0.5][$0 % 3] }
+        let lefts: [Float] = (0..<voiceCount).map { [Float(0.5 * 1), 0.5, 0.5 * 0.70710677][$0 % 3] }
+        let rights: [Float] = (0..<voiceCount).map { [Float(0.5 * 0.70710677), 0.5, 0.5][$0 % 3] }
         let referenceTime = cpuTime {
             withPointers(sources) { pointers in
                 var offsetPointers = pointers
