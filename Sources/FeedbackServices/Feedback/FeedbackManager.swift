@@ -31,7 +31,8 @@ public enum VibratorSource: Sendable {
 /// Sounds: IDs 1000…1351 are looked up in the sound theme through `SystemSoundCatalog` at each play
 /// (so a theme change applies at once); each file is decoded once and kept. Other IDs come from
 /// `registry`. Without an injected output, the engine is chosen with
-/// `AudioOutputSelection.automatic()` at the first sound (and again after a failure).
+/// `AudioOutputSelection.automatic()` at the first sound (tried again at each sound until one
+/// answers; once chosen, the engine reconnects by itself after a server restart).
 ///
 /// Thread safety: every property and method may be used from any thread. `play` never blocks: the
 /// lookup, decode and device opening run on a background queue. Completions run on the queue given,
@@ -260,8 +261,8 @@ public final class FeedbackManager: Sendable {
         case .failure(let error): return join.finish(sound: .noAudioOutput(error))
         case .success(let found): output = found
         }
-        let handle = output.play(buffer, options: PlaybackOptions(), queue: .global()) { [self] end in
-            join.finish(sound: soundOutcome(end, output: output))
+        let handle = output.play(buffer, options: PlaybackOptions(), queue: .global()) { end in
+            join.finish(sound: Self.soundOutcome(end))
         }
         playback.attach(sound: handle)
     }
@@ -348,19 +349,17 @@ public final class FeedbackManager: Sendable {
         }
     }
 
-    private func soundOutcome(_ end: PlaybackEnd, output: any AudioOutput) -> SoundOutcome {
+    /// The output is kept after a failure: the engine reconnects by itself at its next play, and
+    /// releasing it here, in its own completion, could free it while its mainloop thread is still
+    /// reporting that failure.
+    private static func soundOutcome(_ end: PlaybackEnd) -> SoundOutcome {
         switch end {
-        case .finished: return .played
-        case .stopped, .cancelled: return .stopped
+        case .finished: .played
+        case .stopped, .cancelled: .stopped
         case .failed(let error):
             switch error.reason {
-            case .noAudioOutput, .serverUnavailable:
-                // Choose again next time: the server may come back, or another may answer.
-                state.withLock { state in
-                    if state.output === output { state.output = nil }
-                }
-                return .noAudioOutput(error)
-            default: return .failed(.playback(error))
+            case .noAudioOutput, .serverUnavailable: .noAudioOutput(error)
+            default: .failed(.playback(error))
             }
         }
     }
