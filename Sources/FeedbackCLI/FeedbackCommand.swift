@@ -17,6 +17,7 @@ public enum FeedbackCommand {
         ListCommand.self,
         ThemeCommand.self,
         DevicesCommand.self,
+        ProfileCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]
