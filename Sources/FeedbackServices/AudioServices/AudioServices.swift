@@ -47,6 +47,7 @@ public let kAudioServicesPropertyCompletePlaybackIfAppDies: AudioServicesPropert
 /// - Returns: `kAudioServicesNoError`; `kAudioServicesSystemSoundExceededMaximumDurationError` for a
 ///   sound over 30 s; `kAudioServicesSystemSoundUnspecifiedError` for a file that cannot be read or
 ///   decoded. On failure `outSystemSoundID` is left unchanged.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesCreateSystemSoundID(
     _ inFileURL: URL, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
@@ -57,6 +58,7 @@ public func AudioServicesCreateSystemSoundID(
 
 /// Registers the sound file at `inFilePath` (FeedbackServices' path form of
 /// `AudioServicesCreateSystemSoundID(_:_:)`, with the same results).
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesCreateSystemSoundID(
     _ inFilePath: String, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
@@ -69,6 +71,7 @@ public func AudioServicesCreateSystemSoundID(
 /// Plays already running finish; the sound's completion and properties are removed.
 /// - Returns: `kAudioServicesNoError`, or `kAudioServicesSystemSoundUnspecifiedError` for an ID
 ///   that names no registered sound (system sound IDs cannot be disposed).
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesDisposeSystemSoundID(_ inSystemSoundID: SystemSoundID) -> OSStatus {
     do {
         try SoundRegistry.shared.dispose(inSystemSoundID)
@@ -82,18 +85,21 @@ public func AudioServicesDisposeSystemSoundID(_ inSystemSoundID: SystemSoundID) 
 /// Plays a system sound (1000…1351) or a registered sound, as the profile allows; an unknown ID
 /// plays nothing. `kSystemSoundID_Vibrate` and the vibrate-only IDs vibrate. A completion added
 /// with `AudioServicesAddSystemSoundCompletion` runs when it ends.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesPlaySystemSound(_ inSystemSoundID: SystemSoundID) {
     AudioServicesFacade.play(inSystemSoundID, type: .audioOnly, block: nil)
 }
 
 /// Plays a sound and vibrates with it, as the profile allows: in `quiet` it only vibrates; without a
 /// vibrator it only plays the sound.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesPlayAlertSound(_ inSystemSoundID: SystemSoundID) {
     AudioServicesFacade.play(inSystemSoundID, type: .audioAndVibrate, block: nil)
 }
 
 /// Plays a sound as `AudioServicesPlaySystemSound` does; `inCompletionBlock` runs once when it has
 /// ended, for every call: also when nothing could play (an unknown ID, the profile, no output).
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesPlaySystemSoundWithCompletion(
     _ inSystemSoundID: SystemSoundID, _ inCompletionBlock: (@Sendable () -> Void)?
 ) {
@@ -102,6 +108,7 @@ public func AudioServicesPlaySystemSoundWithCompletion(
 
 /// Plays an alert as `AudioServicesPlayAlertSound` does; `inCompletionBlock` runs once when sound
 /// and vibration have ended, for every call, success or failure.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesPlayAlertSoundWithCompletion(
     _ inSystemSoundID: SystemSoundID, _ inCompletionBlock: (@Sendable () -> Void)?
 ) {
@@ -118,6 +125,7 @@ public func AudioServicesPlayAlertSoundWithCompletion(
 ///   - inCompletionRoutine: a C function; state goes through `inClientData`.
 /// - Returns: `kAudioServicesNoError`, or `kAudioServicesSystemSoundUnspecifiedError` for an ID that
 ///   is neither a registered sound nor a system sound ID.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesAddSystemSoundCompletion(
     _ inSystemSoundID: SystemSoundID, _ inRunLoop: DispatchQueue?, _ inRunLoopMode: String?,
     _ inCompletionRoutine: AudioServicesSystemSoundCompletionProc, _ inClientData: UnsafeMutableRawPointer?
@@ -130,12 +138,14 @@ public func AudioServicesAddSystemSoundCompletion(
 }
 
 /// Removes the callback added for the sound; plays that already ended keep their calls.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesRemoveSystemSoundCompletion(_ inSystemSoundID: SystemSoundID) {
     AudioServicesFacade.setCompletion(nil, for: inSystemSoundID)
 }
 
 /// The size of a property's value and whether it can be set.
 /// - Returns: as `AudioServicesGetProperty`.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesGetPropertyInfo(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ outPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outWritable: UnsafeMutablePointer<DarwinBoolean>?
@@ -152,6 +162,7 @@ public func AudioServicesGetPropertyInfo(
 ///   `kAudioServicesBadSpecifierSizeError` unless the specifier is a 4-byte ID;
 ///   `kAudioServicesBadPropertySizeError` when the buffer is not 4 bytes or is nil;
 ///   `kAudioServicesSystemSoundUnspecifiedError` for an unknown sound ID.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesGetProperty(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer?
@@ -172,6 +183,7 @@ public func AudioServicesGetProperty(
 /// Sets a property of a sound; the specifier is the `SystemSoundID`, the value a `UInt32` (any
 /// non-zero value is stored as 1).
 /// - Returns: as `AudioServicesGetProperty`.
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesSetProperty(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer
@@ -191,6 +203,7 @@ public func AudioServicesSetProperty(
 /// FeedbackServices' addition: Apple's System Sound Services cannot stop a sound.
 /// - Returns: `kAudioServicesNoError`, also when nothing was playing.
 @discardableResult
+/// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesStopSystemSound(_ inSystemSoundID: SystemSoundID) -> OSStatus {
     FeedbackManager.shared.stop(inSystemSoundID)
     return kAudioServicesNoError

@@ -1,7 +1,7 @@
 public import Dispatch
 import Synchronization
 
-/// Where the manager's vibration goes.
+/// Where the manager's vibration goes. A value; safe to share across threads.
 public enum VibratorSource: Sendable {
     /// The first vibrator this discovery finds, opened at the first vibration and kept open; looked
     /// for again at each play while there is none, and after the device went away.
@@ -111,7 +111,8 @@ public final class FeedbackManager: Sendable {
     }
 
     /// Where vibration goes. Replacing it shuts down an engine the manager opened itself (patterns
-    /// playing on it complete `.stopped`).
+    /// playing on it complete `.stopped`) and waits for its thread, so it must not be set from a
+    /// play's completion.
     public var vibrator: VibratorSource {
         get { state.withLock { $0.vibrator } }
         set {

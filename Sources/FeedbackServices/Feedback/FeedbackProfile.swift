@@ -2,7 +2,7 @@ public import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// The system feedback profile, with feedbackd's names and meaning.
+/// The system feedback profile, with feedbackd's names and meaning. A value; safe to share across threads.
 public enum FeedbackProfile: String, Sendable, CaseIterable {
     /// Sound and vibration.
     case full

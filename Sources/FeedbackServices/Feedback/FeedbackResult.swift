@@ -1,4 +1,4 @@
-/// What alert feedback consists of.
+/// What alert feedback consists of. A value; safe to share across threads.
 public enum FeedbackType: String, Sendable, CaseIterable {
     /// The sound only (AudioServicesPlaySystemSound).
     case audioOnly
@@ -11,7 +11,7 @@ public enum FeedbackType: String, Sendable, CaseIterable {
     var wantsVibration: Bool { self != .audioOnly }
 }
 
-/// Why feedback could not be given: the underlying library's error.
+/// Why feedback could not be given: the underlying library's error. A value; safe to share across threads.
 public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The sound could not be decoded, or the ID names no registered sound.
     case sound(SoundError)
@@ -36,7 +36,7 @@ public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What happened to the sound part of one feedback play.
+/// What happened to the sound part of one feedback play. A value; safe to share across threads.
 public enum SoundOutcome: Sendable, Equatable {
     /// The sound played to its end.
     case played
@@ -57,7 +57,7 @@ public enum SoundOutcome: Sendable, Equatable {
     public var didPlay: Bool { self == .played || self == .stopped }
 }
 
-/// What happened to the vibration part of one feedback play.
+/// What happened to the vibration part of one feedback play. A value; safe to share across threads.
 public enum VibrationOutcome: Sendable, Equatable {
     /// The vibrator ran the pattern to its end.
     case vibrated
@@ -77,6 +77,7 @@ public enum VibrationOutcome: Sendable, Equatable {
 }
 
 /// What one feedback play actually did, reported once after both its sound and vibration ended.
+/// A value; safe to share across threads.
 public struct FeedbackResult: Sendable, Equatable {
     /// The sound ID played.
     public let soundID: SystemSoundID
