@@ -18,6 +18,7 @@ public enum FeedbackCommand {
         ThemeCommand.self,
         DevicesCommand.self,
         ProfileCommand.self,
+        VolumeCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]
