@@ -25,7 +25,10 @@ public enum FeedbackCommand {
 
     /// Runs the command with the process's standard output and error; returns the exit code.
     public static func main(arguments: [String]) -> Int32 {
-        if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) { Interruption.install() }
+        if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
+            Interruption.install()
+            Detach.record(arguments: arguments)
+        }
         var output = StandardStream(fd: STDOUT_FILENO)
         var errors = StandardStream(fd: STDERR_FILENO)
         return run(arguments: arguments, output: &output, errors: &errors)

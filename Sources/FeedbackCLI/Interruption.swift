@@ -6,17 +6,22 @@ import Synchronization
 /// stops its sound or vibration, and then exits with 130 or 143.
 ///
 /// The handler is installed when the process starts (`FeedbackCommand.main`), before anything
-/// plays, so no signal is lost between starting a sound and being ready to stop it, and a
-/// disposition inherited as ignored is replaced. A signal handler may only do async-signal-safe
+/// plays, so no signal is lost between starting a sound and being ready to stop it, and an
+/// inherited "ignored" disposition or blocked mask does not swallow it. A signal handler may only do async-signal-safe
 /// work, so it just stores the number in a lock-free atomic that the waiting command polls.
 enum Interruption {
     private static let received = Atomic<Int32>(0)
 
-    /// Installs the handler for SIGINT and SIGTERM.
+    /// Installs the handler for SIGINT and SIGTERM, and unblocks them: a process started from a
+    /// thread that blocks signals (as thread pools do) inherits that mask, and would never see them.
     static func install() {
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
         for number in [SIGINT, SIGTERM] {
             signal(number) { number in Interruption.received.store(number, ordering: .relaxed) }
+            sigaddset(&unblock, number)
         }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     }
 
     /// The signal received so far, if any.

@@ -14,6 +14,10 @@ enum Playback {
         case canberra
         /// A sound file, rendered faster than real time.
         case file(String)
+
+        var isFile: Bool {
+            if case .file = self { true } else { false }
+        }
     }
 
     /// Reads the options every playing command shares: `--output FILE`, `--canberra`.
@@ -28,11 +32,17 @@ enum Playback {
         }
     }
 
-    /// Plays `buffer` and, when `wait` is set, returns how it ended; Ctrl-C (SIGINT) or SIGTERM
-    /// stop the sound first and then end the command with 130 or 143 (`Interruption`).
+    /// Plays `buffer` and returns how it ended; Ctrl-C (SIGINT) or SIGTERM stop the sound first
+    /// and then end the command with 130 or 143 (`Interruption`). Without `wait`, a detached copy
+    /// of the command plays it (`Detach`) and this returns nil at once; rendering to a file always
+    /// finishes first.
     static func play(_ buffer: PCMBuffer, options: PlaybackOptions, to destination: Destination, wait: Bool)
         throws(CommandError) -> PlaybackEnd?
     {
+        if !wait && !destination.isFile {
+            _ = try Detach.relaunch()
+            return nil
+        }
         let output: any AudioOutput
         switch destination {
         case .file(let path):
@@ -64,7 +74,6 @@ enum Playback {
             result.withLock { $0 = end }
             done.signal()
         }
-        guard wait else { return nil }
         try Interruption.wait(for: done) { handle.stop() }
         let end = result.withLock { $0 }
         if case .failed(let error) = end {

@@ -221,6 +221,9 @@ public struct TestFailure: Error, CustomStringConvertible {
 }
 
 /// Starts a program with the given environment; its stdout goes to `stdout` or /dev/null.
+///
+/// A watchdog (a shell loop) kills the program once this process is gone, however it ended: a
+/// crashed or killed test run must not leave sound servers behind (`atexit` runs only on a normal exit).
 public func spawn(_ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -241,6 +244,23 @@ public func spawn(_ path: String, _ arguments: [String], environment: [String], 
     var pid: pid_t = 0
     let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
     guard result == 0 else { throw TestFailure("cannot start \(path): \(String(cString: strerror(result)))") }
+    let watch = "while kill -0 \(getpid()) 2>/dev/null && kill -0 \(pid) 2>/dev/null; do sleep 1; done; "
+        + "kill -0 \(getpid()) 2>/dev/null || kill -9 \(pid) 2>/dev/null"
+    _ = try? spawnDetached("/bin/sh", ["-c", watch])
+    return pid
+}
+
+/// Starts a program with stdio on /dev/null and does not wait for it.
+private func spawnDetached(_ path: String, _ arguments: [String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    guard result == 0 else { throw TestFailure("cannot start \(path)") }
     return pid
 }
 

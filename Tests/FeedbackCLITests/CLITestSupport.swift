@@ -59,8 +59,21 @@ func runProcess(
         argv.forEach { free($0) }
         envp.forEach { free($0) }
     }
+    // A child of a pool thread would inherit its blocked signals; start it as a shell would.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGINT)
+    sigaddset(&defaults, SIGTERM)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
     precondition(spawned == 0, "cannot run \(path): \(String(cString: strerror(spawned)))")
     if let interruptAfter {
         usleep(UInt32(interruptAfter * 1_000_000))
@@ -92,7 +105,8 @@ enum PrivateSoundServer {
         try started.withLock { address in
             if let address { return address }
             let directory = "/tmp/feedbackctl-pulse-\(getpid())"
-            let result = runProcess("/bin/bash", ["\(repositoryRoot)/scripts/private-pulseaudio", directory])
+            let result = runProcess(
+                "/bin/bash", ["\(repositoryRoot)/scripts/private-pulseaudio", "--until-exit", "\(getpid())", directory])
             guard result.status == 0 else { throw CLITestFailure("private-pulseaudio failed: \(result.errors)") }
             let server = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
             address = server

@@ -24,7 +24,8 @@ enum FireCommand: Subcommand {
                            (default 1)
           --output FILE    Render into FILE (.wav, .flac, .ogg, …) instead of playing
           --canberra       Play through libcanberra instead of the engine
-          --no-wait        Return once the sound has started
+          --no-wait        Return at once; a detached feedbackctl plays the sound (its errors
+                           are not reported)
           --json           Print {"version", "id", "event", "file", "duration", "result"}
           --theme NAME     Look the sound up in this theme instead of the configured one
           --profile NAME   The output profile to prefer (default: stereo)

@@ -23,7 +23,8 @@ enum PlayCommand: Subcommand {
           --loop N         Play N times in all (default 1)
           --output FILE    Render into FILE (.wav, .flac, .ogg, …) instead of playing
           --canberra       Play through libcanberra instead of the engine
-          --no-wait        Return once the sound has started
+          --no-wait        Return at once; a detached feedbackctl plays the sound (its errors
+                           are not reported)
           --json           Print {"version", "file", "duration", "result"}
           -h, --help       Show this help
 

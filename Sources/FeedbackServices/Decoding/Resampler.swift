@@ -26,8 +26,13 @@ enum Resampler {
         if channels == 1 || inputFrames < parallelThreshold {
             return try oneshot(samples, channels: channels, inputRate, outputRate, capacity, source)
         }
-        let planes = (0..<channels).map { channel in
-            stride(from: channel, to: samples.count, by: channels).map { samples[$0] }
+        let planes = samples.withUnsafeBufferPointer { interleaved in
+            (0..<channels).map { channel in
+                [Float](unsafeUninitializedCapacity: inputFrames) { plane, count in
+                    for frame in 0..<inputFrames { plane[frame] = interleaved[frame * channels + channel] }
+                    count = inputFrames
+                }
+            }
         }
         let results = Mutex<[Int: Result<[Float], SoundError>]>([:])
         DispatchQueue.concurrentPerform(iterations: channels) { channel in
@@ -41,9 +46,11 @@ enum Resampler {
         }
         let frames = converted.map(\.count).min() ?? 0
         return [Float](unsafeUninitializedCapacity: frames * channels) { output, count in
+            let out = output.baseAddress!
             for channel in 0..<channels {
                 converted[channel].withUnsafeBufferPointer { plane in
-                    for frame in 0..<frames { output[frame * channels + channel] = plane[frame] }
+                    let source = plane.baseAddress!
+                    for frame in 0..<frames { out[frame * channels + channel] = source[frame] }
                 }
             }
             count = frames * channels

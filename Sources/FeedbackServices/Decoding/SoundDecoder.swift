@@ -66,7 +66,9 @@ public struct SoundDecoder: Sendable {
         if let maximumFrames, frames > maximumFrames {
             throw durationError(frames: frames, rate: rate, source: path)
         }
-        let buffer = try makeBuffer(samples, sampleRate: rate, channelCount: channels, map: map, source: path)
+        let buffer = try makeBuffer(
+            samples, sampleRate: rate, channelCount: channels, map: map, source: path,
+            mayHoldNonFinite: format.mayHoldNonFinite)
         return DecodedSound(
             buffer: buffer, sourceFormat: format, sourceSampleRate: rate, sourceChannelCount: channels)
     }
@@ -97,7 +99,8 @@ public struct SoundDecoder: Sendable {
         if let maximumDuration, Double(frames) > maximumDuration * Double(sampleRate) {
             throw durationError(frames: frames, rate: sampleRate, source: name)
         }
-        return try makeBuffer(samples, sampleRate: sampleRate, channelCount: channelCount, map: nil, source: name)
+        return try makeBuffer(
+            samples, sampleRate: sampleRate, channelCount: channelCount, map: nil, source: name, mayHoldNonFinite: true)
     }
 
     private func validate(sampleRate: Int, channelCount: Int, source: String) throws(SoundError) {
@@ -118,10 +121,12 @@ public struct SoundDecoder: Sendable {
             source: source)
     }
 
+    /// Down-mixes and resamples; refuses NaN and infinity, which only float data can hold.
     private func makeBuffer(
-        _ samples: [Float], sampleRate rate: Int, channelCount: Int, map: [Int32]?, source: String
+        _ samples: [Float], sampleRate rate: Int, channelCount: Int, map: [Int32]?, source: String,
+        mayHoldNonFinite: Bool
     ) throws(SoundError) -> PCMBuffer {
-        if let bad = samples.firstIndex(where: { !$0.isFinite }) {
+        if mayHoldNonFinite, let bad = samples.firstIndex(where: { !$0.isFinite }) {
             throw SoundError(.invalidSamples("sample \(bad) is \(samples[bad])"), source: source)
         }
         let stereo = Downmix.toStereo(samples, channels: channelCount, map: map)

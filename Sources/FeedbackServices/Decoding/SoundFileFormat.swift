@@ -66,6 +66,12 @@ public struct SoundFileFormat: Sendable, Hashable, CustomStringConvertible {
                 SF_FORMAT_MPEG_LAYER_III].contains(encoding)
     }
 
+    /// Whether decoded samples can be NaN or infinite: only float encodings store such values.
+    var mayHoldNonFinite: Bool {
+        let encoding = Int(rawValue) & Int(SF_FORMAT_SUBMASK)
+        return encoding == SF_FORMAT_FLOAT || encoding == SF_FORMAT_DOUBLE
+    }
+
     /// "container, encoding".
     public var description: String { "\(containerName), \(encodingName)" }
 

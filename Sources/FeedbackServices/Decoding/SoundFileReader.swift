@@ -79,7 +79,10 @@ struct SoundFileReader: ~Copyable {
         let declared = max(0, Int(clamping: info.frames))
         var capacity = declared
         if let maximumFrames { capacity = min(capacity, maximumFrames + 1) }
-        var samples = [Float](repeating: 0, count: max(capacity, 4096) * channels)
+        // Uninitialised, then filled by libsndfile and trimmed to what it wrote: no zero-fill pass.
+        var samples = [Float](unsafeUninitializedCapacity: max(capacity, 4096) * channels) { _, count in
+            count = max(capacity, 4096) * channels
+        }
         var framesRead = 0
         while true {
             if framesRead * channels == samples.count {

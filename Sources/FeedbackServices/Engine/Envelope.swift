@@ -30,6 +30,7 @@ struct Envelope: Sendable, Equatable {
     /// The value at `frame`, its change per frame, and the first frame after `frame` at which the
     /// slope changes (`Int64.max` if never).
     func segment(at frame: Int64) -> (value: Float, slope: Float, until: Int64) {
+        if points.count == 1 { return (points[0].value, 0, .max) }
         guard let next = points.firstIndex(where: { $0.frame > frame }) else {
             return (points[points.count - 1].value, 0, .max)
         }

@@ -58,54 +58,87 @@ enum Mixer {
     ) {
         output.update(repeating: 0, count: frameCount * 2)
         let rangeEnd = start + Int64(frameCount)
-        for voice in voices where voice.start < rangeEnd && voice.end > start {
-            add(voice, from: max(start, voice.start), to: min(rangeEnd, voice.end), origin: start, into: output)
+        guard let base = voices.baseAddress else { return }
+        // Voices are read in place: copying one would retain and release its arrays every block.
+        for index in 0..<voices.count where base[index].start < rangeEnd && base[index].end > start {
+            let voice = base + index
+            add(voice, from: max(start, voice.pointee.start), to: min(rangeEnd, voice.pointee.end), origin: start, into: output)
         }
         limit(output, count: frameCount * 2)
     }
 
     private static func add(
-        _ voice: Voice, from first: Int64, to last: Int64, origin: Int64, into output: UnsafeMutablePointer<Float>
+        _ voice: UnsafePointer<Voice>, from first: Int64, to last: Int64, origin: Int64,
+        into output: UnsafeMutablePointer<Float>
     ) {
-        let length = Int64(voice.buffer.frameCount)
-        let channels = voice.buffer.channelCount
-        voice.buffer.samples.withUnsafeBufferPointer { samples in
+        let length = Int64(voice.pointee.buffer.frameCount)
+        let channels = voice.pointee.buffer.channelCount
+        voice.pointee.buffer.samples.withUnsafeBufferPointer { samples in
             let source = samples.baseAddress!
             var frame = first
             while frame < last {
-                let position = (frame - voice.start) % length
-                let gain = voice.gain.segment(at: frame)
-                let pan = voice.pan.segment(at: frame)
+                let position = (frame - voice.pointee.start) % length
+                let gain = voice.pointee.gain.segment(at: frame)
+                let pan = voice.pointee.pan.segment(at: frame)
                 let runEnd = min(last, frame + (length - position), gain.until, pan.until)
                 let count = Int(runEnd - frame)
                 let (leftStart, rightStart) = balance(pan.value)
-                let (leftEnd, rightEnd) = balance(pan.value + pan.slope * Float(count))
-                let gainEnd = gain.value + gain.slope * Float(count)
-                let step = 1 / Float(count)
                 let out = output + Int(frame - origin) * 2
                 let input = source + Int(position) * channels
-                // Gains move linearly across the run: per-sample increments, no per-sample lookups.
-                var l = gain.value * leftStart
-                var r = gain.value * rightStart
-                let dl = (gainEnd * leftEnd - l) * step
-                let dr = (gainEnd * rightEnd - r) * step
-                if channels == 1 {
-                    for index in 0..<count {
-                        let sample = input[index]
-                        out[2 * index] += sample * l
-                        out[2 * index + 1] += sample * r
-                        l += dl
-                        r += dr
-                    }
+                let l = gain.value * leftStart
+                let r = gain.value * rightStart
+                if gain.slope == 0 && pan.slope == 0 {
+                    mix(input, channels: channels, count: count, left: l, right: r, into: out)
                 } else {
-                    for index in 0..<count {
-                        out[2 * index] += input[2 * index] * l
-                        out[2 * index + 1] += input[2 * index + 1] * r
-                        l += dl
-                        r += dr
-                    }
+                    // Gains move linearly across the run, computed per sample (no carried sum, so
+                    // the loop still vectorises).
+                    let (leftEnd, rightEnd) = balance(pan.value + pan.slope * Float(count))
+                    let gainEnd = gain.value + gain.slope * Float(count)
+                    let dl = (gainEnd * leftEnd - l) / Float(count)
+                    let dr = (gainEnd * rightEnd - r) / Float(count)
+                    ramp(input, channels: channels, count: count, left: (l, dl), right: (r, dr), into: out)
                 }
                 frame = runEnd
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func mix(
+        _ input: UnsafePointer<Float>, channels: Int, count: Int, left: Float, right: Float,
+        into out: UnsafeMutablePointer<Float>
+    ) {
+        if channels == 1 {
+            for index in 0..<count {
+                let sample = input[index]
+                out[2 * index] += sample * left
+                out[2 * index + 1] += sample * right
+            }
+        } else {
+            for index in 0..<count {
+                out[2 * index] += input[2 * index] * left
+                out[2 * index + 1] += input[2 * index + 1] * right
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func ramp(
+        _ input: UnsafePointer<Float>, channels: Int, count: Int, left: (Float, Float), right: (Float, Float),
+        into out: UnsafeMutablePointer<Float>
+    ) {
+        if channels == 1 {
+            for index in 0..<count {
+                let sample = input[index]
+                let step = Float(index)
+                out[2 * index] += sample * (left.0 + left.1 * step)
+                out[2 * index + 1] += sample * (right.0 + right.1 * step)
+            }
+        } else {
+            for index in 0..<count {
+                let step = Float(index)
+                out[2 * index] += input[2 * index] * (left.0 + left.1 * step)
+                out[2 * index + 1] += input[2 * index + 1] * (right.0 + right.1 * step)
             }
         }
     }

@@ -19,11 +19,8 @@ import Synchronization
 /// Threads. `play` and the handle methods never wait on the server and never take PulseAudio's
 /// lock: they queue a command under a short lock and wake the PulseAudio thread through a
 /// non-blocking pipe. Completions run on the caller's queue, exactly once per play.
-public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Sendable {
-    // Locking rule: everything in `Loop` (the PulseAudio objects, the voices, the timeline) is
-    // touched only on the PulseAudio mainloop thread, i.e. in its callbacks, or while holding
-    // `pa_threaded_mainloop_lock` (init and deinit). API threads reach the mainloop only through
-    // `shared` (a Mutex) and the wake pipe. That is what makes this class `@unchecked Sendable`.
+public final class PulseAudioOutput: AudioOutput, @unchecked Sendable {
+    // Sendable: its only state is immutable (`configuration`, `core`); the core has its own rule.
 
     /// How the engine connects and buffers.
     public struct Configuration: Sendable {
@@ -67,6 +64,48 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     public let name = "engine (PulseAudio)"
     /// The configuration it was made with.
     public let configuration: Configuration
+    private let core: EngineCore
+
+    /// Creates the engine output. Nothing connects until the first `play` or `prepare()`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        core = EngineCore(configuration: configuration)
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// Counters since the output was made.
+    public var statistics: Statistics { core.statistics }
+
+    /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
+    /// for the stream to be ready.
+    /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
+    public func prepare(timeout: Double = 2) throws(PlaybackError) {
+        try core.prepare(timeout: timeout)
+    }
+
+    @discardableResult
+    public func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
+        completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        core.play(buffer, options: options, queue: queue, completion: completion)
+    }
+}
+
+/// The engine's machinery: the PulseAudio objects, the voices, the queued commands. The audio
+/// thread works on this object only, never on the `PulseAudioOutput` users hold, so the last
+/// reference to that facade is never dropped on the audio thread; its deinit shuts this core down
+/// (joining the audio thread) before the core can be freed.
+final class EngineCore: PlaybackControl, @unchecked Sendable {
+    // Locking rule: everything in `Loop` (the PulseAudio objects, the voices, the timeline) is
+    // touched only on the PulseAudio mainloop thread, i.e. in its callbacks, or while holding
+    // `pa_threaded_mainloop_lock` (init and shutdown). API threads reach the mainloop only through
+    // `shared` (a Mutex) and the wake pipe. That is what makes this class `@unchecked Sendable`.
+
+    let configuration: PulseAudioOutput.Configuration
 
     private enum Command {
         case start(id: UInt64, buffer: PCMBuffer, options: PlaybackOptions)
@@ -79,9 +118,11 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         var commands: [Command] = []
         var handles: [UInt64: PlaybackHandle] = [:]
         var state: ConnectionState = .closed
-        var statistics = Statistics()
+        var statistics = PulseAudioOutput.Statistics()
         var readyWaiters: [DispatchSemaphore] = []
         var lastError: PlaybackError?
+        /// Set by shutdown: the wake pipe is closed, nothing may be queued.
+        var closed = false
     }
 
     private enum ConnectionState { case closed, connecting, ready }
@@ -95,8 +136,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     /// The mainloop's watch on `wakeReadFD`; freed before the pipe is closed.
     private var wakeEvent: OpaquePointer?
 
-    /// Creates the engine output. Nothing connects until the first `play` or `prepare()`.
-    public init(configuration: Configuration = Configuration()) {
+    init(configuration: PulseAudioOutput.Configuration) {
         self.configuration = configuration
         mainloop = pa_threaded_mainloop_new()!
         var fds: [Int32] = [-1, -1]
@@ -108,7 +148,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         wakeReadFD = fds[0]
         wakeFD = fds[1]
         loop = Loop(configuration: configuration)
-        loop.output = self
+        loop.core = self
         pa_threaded_mainloop_lock(mainloop)
         let api = pa_threaded_mainloop_get_api(mainloop)!
         loop.api = api
@@ -117,46 +157,38 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             { _, _, fd, _, userdata in
                 var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
                 while read(fd, &drain, MemoryLayout.size(ofValue: drain)) > 0 {}
-                // No retain: the output is alive while this event exists (deinit frees it first),
-                // and a retain here could make this thread release the last reference.
-                Unmanaged<PulseAudioOutput>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.service() }
+                // The core outlives this event: shutdown() frees it before the core can go.
+                Unmanaged<EngineCore>.fromOpaque(userdata!).takeUnretainedValue().service()
             }, Unmanaged.passUnretained(self).toOpaque())
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_start(mainloop)
     }
 
-    deinit {
-        // Callbacks never retain the output and handles call back into it only from the user's
-        // threads, so the last reference is not released on the mainloop thread; should that
-        // ever happen, the loop cannot be stopped from inside, so it is stopped from another thread.
-        let inLoop = pa_threaded_mainloop_in_thread(mainloop) != 0
-        if !inLoop { pa_threaded_mainloop_lock(mainloop) }
+    /// Disconnects, stops the audio thread and waits for it; every sound still playing ends
+    /// `.failed(.outputClosed)`. Called once, by the facade's deinit, never on the audio thread.
+    func shutdown() {
+        shared.withLock { $0.closed = true }
+        pa_threaded_mainloop_lock(mainloop)
         loop.disconnect()
         if let wakeEvent { loop.api.pointee.io_free(wakeEvent) }
-        if inLoop {
-            let mainloop = UncheckedSendable(mainloop)
-            DispatchQueue.global().async {
-                pa_threaded_mainloop_stop(mainloop.value)
-                pa_threaded_mainloop_free(mainloop.value)
-            }
-        } else {
-            pa_threaded_mainloop_unlock(mainloop)
-            pa_threaded_mainloop_stop(mainloop)
-            pa_threaded_mainloop_free(mainloop)
-        }
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
         close(wakeFD)
         close(wakeReadFD)
-        let handles = shared.withLock { $0.handles.values }
+        let handles = shared.withLock { shared in
+            defer { shared.handles.removeAll() }
+            return Array(shared.handles.values)
+        }
         for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
     }
 
-    /// Counters since the output was made.
-    public var statistics: Statistics { shared.withLock { $0.statistics } }
+    var statistics: PulseAudioOutput.Statistics { shared.withLock { $0.statistics } }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
     /// for the stream to be ready.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
-    public func prepare(timeout: Double = 2) throws(PlaybackError) {
+    func prepare(timeout: Double) throws(PlaybackError) {
         let semaphore = DispatchSemaphore(value: 0)
         let ready = shared.withLock { shared -> Bool in
             if shared.state == .ready { return true }
@@ -174,10 +206,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         if let error { throw error }
     }
 
-    @discardableResult
-    public func play(
-        _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
-        completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
         let id = nextPlaybackID()
         let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
@@ -187,9 +218,15 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
                 detail: "the engine plays \(configuration.sampleRate) Hz buffers; this one is \(buffer.sampleRate) Hz")))
             return handle
         }
-        shared.withLock { shared in
+        let accepted = shared.withLock { shared in
+            guard !shared.closed else { return false }
             shared.handles[id] = handle
             shared.commands.append(.start(id: id, buffer: buffer, options: options))
+            return true
+        }
+        guard accepted else {
+            handle.end(.failed(PlaybackError(.outputClosed)))
+            return handle
         }
         wake()
         return handle
@@ -208,8 +245,12 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
     }
 
     private func enqueue(_ command: Command) {
-        shared.withLock { $0.commands.append(command) }
-        wake()
+        let open = shared.withLock { shared in
+            guard !shared.closed else { return false }
+            shared.commands.append(command)
+            return true
+        }
+        if open { wake() }
     }
 
     /// Wakes the mainloop; if the pipe is full, it is awake already.
@@ -328,10 +369,9 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
 
     /// The PulseAudio objects and the timeline, owned by the mainloop thread.
     private final class Loop {
-        let configuration: Configuration
-        /// The output that owns this loop. `unowned(unsafe)`: no reference counting on the audio
-        /// thread; the output outlives every callback because its deinit disconnects them first.
-        unowned(unsafe) var output: PulseAudioOutput!
+        let configuration: PulseAudioOutput.Configuration
+        /// The core that owns this loop; it outlives every callback (shutdown disconnects them first).
+        unowned(unsafe) var core: EngineCore!
         var api: UnsafeMutablePointer<pa_mainloop_api>!
         var context: OpaquePointer?
         var stream: OpaquePointer?
@@ -346,7 +386,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         let scratchFrames: Int
         let scratch: UnsafeMutablePointer<Float>
 
-        init(configuration: Configuration) {
+        init(configuration: PulseAudioOutput.Configuration) {
             self.configuration = configuration
             scratchFrames = configuration.sampleRate
             scratch = .allocate(capacity: scratchFrames * 2)
@@ -364,7 +404,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             pa_proplist_sets(properties, "application.name", configuration.applicationName)
             pa_proplist_sets(properties, "media.role", "event")
             context = pa_context_new_with_proplist(api, configuration.applicationName, properties)
-            guard let context else { return output.connectionEnded(PlaybackError(.serverUnavailable)) }
+            guard let context else { return core.connectionEnded(PlaybackError(.serverUnavailable)) }
             pa_context_set_state_callback(context, { context, userdata in
                 let loop = Unmanaged<Loop>.fromOpaque(userdata!).takeUnretainedValue()
                 loop.contextStateChanged(pa_context_get_state(context))
@@ -409,7 +449,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
                 Unmanaged<Loop>.fromOpaque(userdata!).takeUnretainedValue().fill(bytes: bytes)
             }, userdata)
             pa_stream_set_underflow_callback(stream, { _, userdata in
-                Unmanaged<Loop>.fromOpaque(userdata!).takeUnretainedValue().output.noteUnderflow()
+                Unmanaged<Loop>.fromOpaque(userdata!).takeUnretainedValue().core.noteUnderflow()
             }, userdata)
             let queued = rewrites ? configuration.bufferDuration : min(configuration.bufferDuration, 0.02)
             let frameBytes = UInt32(bytesPerFrame)
@@ -431,7 +471,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             switch state {
             case PA_STREAM_READY:
                 idleSince = nil
-                output.streamBecameReady(rewrites: rewritesEnabled)
+                core.streamBecameReady(rewrites: rewritesEnabled)
             case PA_STREAM_FAILED:
                 fail(.serverUnavailable)
             default:
@@ -518,7 +558,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
             var index = 0
             while index < voices.count {
                 if voices[index].end <= played {
-                    output.voiceFinished(voices[index].id)
+                    core.voiceFinished(voices[index].id)
                     voices.remove(at: index)
                 } else {
                     index += 1
@@ -540,10 +580,10 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         func onTick() {
             retireVoices()
             let now = monotonicSeconds()
-            if voices.isEmpty && !output.hasPendingWork {
+            if voices.isEmpty && !core.hasPendingWork {
                 if let idleSince, now - idleSince >= configuration.idleTimeout {
                     disconnect()
-                    output.connectionEnded(nil)
+                    core.connectionEnded(nil)
                     return
                 }
                 if idleSince == nil { idleSince = now }
@@ -556,7 +596,7 @@ public final class PulseAudioOutput: AudioOutput, PlaybackControl, @unchecked Se
         func fail(_ reason: PlaybackError.Reason) {
             let detail = context.map { String(cString: pa_strerror(pa_context_errno($0))) }
             disconnect()
-            output.connectionEnded(PlaybackError(reason, detail: detail))
+            core.connectionEnded(PlaybackError(reason, detail: detail))
         }
 
         func disconnect() {
