@@ -350,9 +350,8 @@ public final class FeedbackManager: Sendable {
         }
     }
 
-    /// The output is kept after a failure: the engine reconnects by itself at its next play, and
-    /// releasing it here, in its own completion, could free it while its mainloop thread is still
-    /// reporting that failure.
+    /// The output is kept after a failure: the engine reconnects by itself at its next play, so
+    /// choosing another would only lose the configuration it was given.
     private static func soundOutcome(_ end: PlaybackEnd) -> SoundOutcome {
         switch end {
         case .finished: .played
