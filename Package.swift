@@ -27,10 +27,14 @@ let package = Package(
         .systemLibrary(
             name: "CEvdev", pkgConfig: "libevdev",
             providers: [.apt(["libevdev-dev"])]),
+        // EBU R128 loudness measurement, for normalising registered sounds to a target in LUFS.
+        .systemLibrary(
+            name: "CEbur128", pkgConfig: "libebur128",
+            providers: [.apt(["libebur128-dev"])]),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CFeedbackShims"],
+            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "CFeedbackShims"],
             swiftSettings: strict),
         .target(
             name: "FeedbackCLI",

@@ -56,7 +56,7 @@ struct CommandError: Error {
         case .unknownSoundID: .usage
         case .soundIDsExhausted: .software
         case .notASoundFile, .malformed, .unsupportedEncoding, .empty, .exceedsMaximumDuration,
-            .tooManyChannels, .invalidSampleRate, .invalidSamples:
+            .tooManyChannels, .invalidSampleRate, .invalidSamples, .loudnessUnmeasurable:
             .dataError
         }
     }

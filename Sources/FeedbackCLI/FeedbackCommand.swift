@@ -17,6 +17,8 @@ public enum FeedbackCommand {
         ListCommand.self,
         ThemeCommand.self,
         DevicesCommand.self,
+        ProfileCommand.self,
+        VolumeCommand.self,
         VersionCommand.self,
         HelpCommand.self,
     ]

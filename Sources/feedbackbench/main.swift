@@ -32,4 +32,6 @@ print("feedbackbench: \(iterations) iterations per figure; medians; ratio = ours
 print("")
 RegistrationBenchmark(directory: workDirectory, iterations: iterations).run()
 print("")
+VolumeBenchmark(directory: workDirectory, iterations: iterations).run()
+print("")
 EngineBenchmark(directory: workDirectory, plays: max(30, iterations * 2)).run()

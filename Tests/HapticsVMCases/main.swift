@@ -411,5 +411,60 @@ run("permission-denied") {
     return "EACCES → permissionDenied naming \(program.path); feedbackctl exits 77"
 }
 
+run("feedback-manager-profile-matrix") {
+    // The vibrator-present half of the profile matrix (the host tests cover the absent half on a real
+    // sound server): a uinput vibrator, and sound rendered into a file, for 3 profiles × 3 types.
+    let program = try device("FBS Feedback")
+    let engine = try engine(program.path)
+    defer {
+        engine.shutdown()
+        engine.device.close()
+    }
+    let registry = SoundRegistry()
+    let beep: SystemSoundID
+    do {
+        let samples = (0..<4_800).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        beep = try registry.register(samples: samples, sampleRate: 48_000, channelCount: 1)
+    } catch { throw CaseFailure("register: \(error)") }
+    var checked: [String] = []
+    for profile in FeedbackProfile.allCases {
+        for type in FeedbackType.allCases {
+            let path = "/tmp/feedback-\(profile)-\(type).wav"
+            let output = FileOutput(path: path)
+            let manager = FeedbackManager(
+                registry: registry, audioOutput: output, vibrator: .engine(engine), settings: FeedbackSettings(path: nil))
+            manager.profileOverride = profile
+            let playsBefore = stepStarts(program.records()).count
+            let result = Mutex<FeedbackResult?>(nil)
+            manager.play(beep, type: type) { outcome in result.withLock { $0 = outcome } }
+            // The system vibration lasts 400 ms; the file is rendered after it, which ends the sound.
+            sleepMilliseconds(500)
+            output.advance(by: 0.1)
+            do { try output.finish() } catch { throw CaseFailure("render: \(error)") }
+            for _ in 0..<200 where result.withLock({ $0 == nil }) { sleepMilliseconds(5) }
+            guard let outcome = result.withLock({ $0 }) else { throw CaseFailure("\(profile) \(type): no result") }
+            let soundExpected = profile == .full && type != .vibrateOnly
+            let vibrationExpected = profile != .silent && type != .audioOnly
+            let name = "\(profile)/\(type)"
+            try expect(outcome.playedSound == soundExpected, "\(name): sound \(outcome.sound)")
+            try expect(outcome.vibrated == vibrationExpected, "\(name): vibration \(outcome.vibration)")
+            if !vibrationExpected {
+                let reason: VibrationOutcome = type == .audioOnly ? .notRequested : .silencedByProfile(profile)
+                try expect(outcome.vibration == reason, "\(name): vibration \(outcome.vibration)")
+            }
+            if !soundExpected {
+                let reason: SoundOutcome = type == .vibrateOnly ? .notRequested : .silencedByProfile(profile)
+                try expect(outcome.sound == reason, "\(name): sound \(outcome.sound)")
+            }
+            let plays = stepStarts(program.records()).count - playsBefore
+            try expect(vibrationExpected ? plays >= 1 : plays == 0, "\(name): \(plays) effect starts on the device")
+            let peak = (try? SoundDecoder().decode(fileAt: path).buffer.peak) ?? 0
+            try expect(soundExpected ? peak > 0.4 : peak < 0.001, "\(name): rendered peak \(peak)")
+            checked.append("\(name) \(soundExpected ? "S" : "-")\(vibrationExpected ? "V" : "-")")
+        }
+    }
+    return checked.joined(separator: ", ")
+}
+
 print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed)")
 exit(failures == 0 ? 0 : 1)

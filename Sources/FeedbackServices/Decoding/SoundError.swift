@@ -43,6 +43,9 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
         case soundIDsExhausted
         /// Writing a sound file failed.
         case writeFailed
+        /// The sound's loudness cannot be measured: it is silent, or has no 400 ms stretch above
+        /// EBU R128's −70 LUFS gate, so it cannot be normalised.
+        case loudnessUnmeasurable
     }
 
     /// Why it failed.
@@ -87,6 +90,7 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownSoundID(let id): "no registered sound has ID \(id)"
         case .soundIDsExhausted: "every sound ID has been used"
         case .writeFailed: "could not write the sound file"
+        case .loudnessUnmeasurable: "too short or too quiet to measure its loudness (EBU R128 needs 400 ms above -70 LUFS)"
         }
     }
 }

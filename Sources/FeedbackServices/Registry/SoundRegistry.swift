@@ -92,6 +92,81 @@ public final class SoundRegistry: Sendable {
         table.withLock { $0.sounds.keys.sorted() }
     }
 
+    /// Re-registers the sound `id` at another level: the new samples are derived from the sound's
+    /// original decoded PCM (never from an earlier adjustment, so changes do not accumulate) and
+    /// replace the old ones under the same ID in one step. Voices already playing hold the old
+    /// samples and finish unchanged; plays started afterwards use the new ones.
+    ///
+    /// The work (one pass over the samples, two more with the limiter) runs outside the lock.
+    /// Concurrent changes to one ID: the last to finish wins, and each result is a whole adjustment.
+    /// - Returns: the sound as now registered.
+    /// - Throws: `SoundError` with `.unknownSoundID` if no sound has that ID (or it was disposed meanwhile).
+    @discardableResult
+    public func setVolume(_ adjustment: VolumeAdjustment, for id: SystemSoundID) throws(SoundError) -> RegisteredSound {
+        guard let current = sound(id) else { throw Self.unknown(id) }
+        let adjusted = RegisteredSound(
+            id: id, buffer: adjustment == .unchanged ? current.original : adjustment.apply(to: current.original),
+            original: current.original, volume: adjustment, source: current.source, sourceFormat: current.sourceFormat)
+        let replaced = table.withLock { table -> Bool in
+            guard table.sounds[id] != nil else { return false }
+            table.sounds[id] = adjusted
+            return true
+        }
+        guard replaced else { throw Self.unknown(id) }
+        return adjusted
+    }
+
+    /// Re-registers the sound `id` at `multiplier` × its original level; see `setVolume(_:for:)`.
+    @discardableResult
+    public func setVolume(
+        _ multiplier: Float, for id: SystemSoundID, limiting: VolumeAdjustment.Limiting = .clip
+    ) throws(SoundError) -> RegisteredSound {
+        try setVolume(VolumeAdjustment(multiplier: multiplier, limiting: limiting), for: id)
+    }
+
+    /// The EBU R128 integrated loudness of the sound `id` as it now plays, in LUFS (libebur128;
+    /// a mono sound counts as played on both speakers).
+    /// - Throws: `.unknownSoundID`; `.loudnessUnmeasurable` for a silent sound or one with no
+    ///   400 ms stretch above −70 LUFS.
+    public func loudness(of id: SystemSoundID) throws(SoundError) -> Double {
+        guard let sound = sound(id) else { throw Self.unknown(id) }
+        guard let loudness = Loudness.integrated(sound.buffer) else {
+            throw SoundError(.loudnessUnmeasurable, source: sound.source.description)
+        }
+        return loudness
+    }
+
+    /// Re-registers the sound `id` so that its integrated loudness is `target` LUFS (−23 is EBU
+    /// R128's broadcast level; −16…−14 suits alerts), so that different alerts sound equally loud.
+    ///
+    /// The gain is measured on the original samples; with the peak limiter (the default) a sound
+    /// that would need more than full scale is limited, which lowers its loudness a little below
+    /// the target; `loudness(of:)` tells the result.
+    /// - Returns: the sound as now registered; its `volume` holds the gain that was applied.
+    /// - Throws: `.unknownSoundID`; `.loudnessUnmeasurable` (nothing changes then).
+    @discardableResult
+    public func normalizeLoudness(
+        of id: SystemSoundID, to target: Double, limiting: VolumeAdjustment.Limiting = .peakLimiter()
+    ) throws(SoundError) -> RegisteredSound {
+        guard let sound = sound(id) else { throw Self.unknown(id) }
+        guard let measured = Loudness.integrated(sound.original) else {
+            throw SoundError(.loudnessUnmeasurable, source: sound.source.description)
+        }
+        return try setVolume(.decibels(target - measured, limiting: limiting), for: id)
+    }
+
+    /// Writes the sound `id` as it now plays (volume applied) to `path`, atomically.
+    ///
+    /// The format is `format`, else the container and sample format of the file the sound was
+    /// decoded from, else 16-bit WAV (in-memory sounds). The samples are at the engine rate (the
+    /// registry does not keep the source rate's samples); a file written at that rate in a lossless
+    /// format decodes back to the same samples, within the format's precision.
+    /// - Throws: `.unknownSoundID`; `.writeFailed` with libsndfile's or the system's message.
+    public func export(_ id: SystemSoundID, to path: String, format: SoundFileFormat? = nil) throws(SoundError) {
+        guard let sound = sound(id) else { throw Self.unknown(id) }
+        try SoundFileWriter.write(sound.buffer, to: path, format: format ?? sound.sourceFormat ?? .wav16)
+    }
+
     private func insert(_ buffer: PCMBuffer, source: SoundSource, format: SoundFileFormat?) throws(SoundError)
         -> SystemSoundID
     {

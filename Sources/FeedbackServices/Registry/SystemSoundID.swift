@@ -27,8 +27,13 @@ public enum SoundSource: Sendable, Equatable, CustomStringConvertible {
 public struct RegisteredSound: Sendable {
     /// The ID it is registered under.
     public let id: SystemSoundID
-    /// The decoded samples at the engine rate.
+    /// The samples that play: the decoded samples at the engine rate, with `volume` applied.
     public let buffer: PCMBuffer
+    /// The samples as decoded, before any volume change. Every change starts again from these, so
+    /// repeated changes never accumulate rounding or clipping.
+    public let original: PCMBuffer
+    /// The volume change `buffer` was made with; `VolumeAdjustment.unchanged` after registering.
+    public let volume: VolumeAdjustment
     /// The file or in-memory name it was made from.
     public let source: SoundSource
     /// The source file's format; nil for in-memory sounds.
@@ -36,4 +41,20 @@ public struct RegisteredSound: Sendable {
 
     /// The length in seconds.
     public var duration: Double { buffer.duration }
+
+    init(id: SystemSoundID, buffer: PCMBuffer, source: SoundSource, sourceFormat: SoundFileFormat?) {
+        self.init(id: id, buffer: buffer, original: buffer, volume: .unchanged, source: source, sourceFormat: sourceFormat)
+    }
+
+    init(
+        id: SystemSoundID, buffer: PCMBuffer, original: PCMBuffer, volume: VolumeAdjustment, source: SoundSource,
+        sourceFormat: SoundFileFormat?
+    ) {
+        self.id = id
+        self.buffer = buffer
+        self.original = original
+        self.volume = volume
+        self.source = source
+        self.sourceFormat = sourceFormat
+    }
 }

@@ -1,0 +1,134 @@
+import FeedbackServices
+
+/// `feedbackctl volume ID|FILE [X] [--lufs TARGET] [--export FILE]`: re-register a sound at another
+/// level and report (or write) the result.
+enum VolumeCommand: Subcommand {
+    static let name = "volume"
+    static let abstract = "Change a sound's level (or normalise its loudness) and export it"
+    static let help = """
+        OVERVIEW: Change a sound's level (or normalise its loudness) and export it.
+
+        The sound is registered as a program would register it, then re-registered at the
+        new level: X times the original samples, clipped at full scale (or limited with
+        --limit), or scaled to an EBU R128 integrated loudness with --lufs. The result is
+        described, and with --export written in the container and sample format of the
+        source file (at 48 kHz). A system sound ID (1000-1351) is looked up in the active
+        sound theme.
+
+        USAGE: feedbackctl volume [OPTIONS] ID|FILE [X]
+
+        ARGUMENTS:
+          ID|FILE          A system sound ID (1000-1351) or a sound file
+          X                Linear volume multiplier, 0 to 16 (1 keeps the original level)
+
+        OPTIONS:
+          --lufs TARGET    Normalise to TARGET LUFS (e.g. -16) instead of a multiplier; uses
+                           the peak limiter
+          --limit          Limit peaks (5 ms attack, 50 ms release) instead of clipping them
+          --export FILE    Write the adjusted sound to FILE
+          --json           Print {"version", "source", "multiplier", "loudnessBefore",
+                           "loudness", "peak", "file"}; loudness is null when unmeasurable
+          --theme NAME     Look a system sound up in this theme instead of the configured one
+          --profile NAME   The output profile to prefer (default: stereo)
+          --locale LOCALE  The locale to prefer
+          --search-path DIRS
+                           Colon-separated base directories to search for themes
+          -h, --help       Show this help
+
+        EXIT STATUS:
+          0 done; 64 bad argument; 65 the sound is not usable (or, with --lufs, too quiet
+          or short to measure); 66 no such file or sound; 73 FILE cannot be written.
+
+        EXAMPLES:
+          feedbackctl volume alert.wav 0.5 --export alert-half.wav
+          feedbackctl volume 1007 --lufs -16 --export tri-tone.wav
+
+        """
+
+    static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
+        let json = parser.flag("--json")
+        let limit = parser.flag("--limit")
+        let export = try parser.value("--export")
+        let lufsText = try parser.value("--lufs")
+        let resolver = try ThemeOptions.resolver(&parser)
+        let arguments = try parser.finish(positionals: 1...2)
+        let lufs: Double?
+        if let lufsText {
+            guard let value = Double(lufsText), value.isFinite, (-70.0...0).contains(value) else {
+                throw CommandError.usage("--lufs takes a loudness from -70 to 0, not '\(lufsText)'")
+            }
+            lufs = value
+        } else {
+            lufs = nil
+        }
+        let multiplier: Float?
+        if arguments.count == 2 {
+            guard let value = Float(arguments[1]), value.isFinite, (0...16).contains(value) else {
+                throw CommandError.usage("X takes a number from 0 to 16, not '\(arguments[1])'")
+            }
+            multiplier = value
+        } else {
+            multiplier = nil
+        }
+        guard (multiplier == nil) != (lufs == nil) else {
+            throw CommandError.usage("give either a multiplier X or --lufs TARGET")
+        }
+        let path = try soundPath(arguments[0], resolver: resolver)
+        let registry = SoundRegistry()
+        let sound: RegisteredSound
+        let before: Double?
+        do {
+            let id = try registry.register(fileAt: path)
+            before = try? registry.loudness(of: id)
+            if let lufs {
+                sound = try registry.normalizeLoudness(of: id, to: lufs)
+            } else {
+                sound = try registry.setVolume(multiplier!, for: id, limiting: limit ? .peakLimiter() : .clip)
+            }
+            if let export { try registry.export(id, to: export) }
+        } catch {
+            throw CommandError(soundError: error)
+        }
+        let after = try? registry.loudness(of: sound.id)
+        if json {
+            output += JSON.object([
+                "version": .string(FeedbackCommand.version), "source": .string(path),
+                "multiplier": .number(Double(sound.volume.multiplier)),
+                "loudnessBefore": before.map { .number($0) } ?? .null, "loudness": after.map { .number($0) } ?? .null,
+                "peak": .number(Double(sound.buffer.peak)), "file": export.map { .string($0) } ?? .null,
+            ]) + "\n"
+            return
+        }
+        output += """
+            \(path)
+              multiplier: \(rounded(Double(sound.volume.multiplier), 4))\(limit || lufs != nil ? " (peak limiter)" : "")
+              loudness:   \(describe(before)) → \(describe(after))
+              peak:       \(rounded(Double(sound.buffer.peak), 4))
+
+            """
+        if let export { output += "  written:    \(export)\n" }
+    }
+
+    private static func soundPath(_ target: String, resolver: SoundThemeResolver) throws(CommandError) -> String {
+        guard let number = UInt32(target) else { return target }
+        let sound: SystemSound
+        do {
+            sound = try SystemSoundCatalog.sound(for: number)
+        } catch {
+            throw CommandError(message: error.description, exitCode: .noInput)
+        }
+        guard case .resolved(let file) = resolver.resolve(sound) else {
+            throw CommandError(message: "no sound file for system sound \(number) ('\(sound.event)')", exitCode: .noInput)
+        }
+        return file.path
+    }
+
+    private static func describe(_ loudness: Double?) -> String {
+        loudness.map { "\(rounded($0, 2)) LUFS" } ?? "unmeasurable"
+    }
+
+    private static func rounded(_ value: Double, _ digits: Int) -> Double {
+        let scale = Double([1, 10, 100, 1_000, 10_000][digits])
+        return (value * scale).rounded() / scale
+    }
+}

@@ -1,0 +1,155 @@
+public import FoundationEssentials
+import Glibc
+import Synchronization
+
+/// The system feedback profile, with feedbackd's names and meaning. A value; safe to share across threads.
+public enum FeedbackProfile: String, Sendable, CaseIterable {
+    /// Sound and vibration.
+    case full
+    /// No sound; vibration is allowed.
+    case quiet
+    /// Neither sound nor vibration.
+    case silent
+
+    /// Whether sound may play under this profile.
+    public var allowsSound: Bool { self == .full }
+    /// Whether the vibrator may run under this profile.
+    public var allowsVibration: Bool { self != .silent }
+}
+
+/// Where the profile comes from: an environment variable, else a settings file, else `full`.
+///
+/// The file is `$XDG_CONFIG_HOME/feedbackservices/settings` (`~/.config/…` when `XDG_CONFIG_HOME` is
+/// unset), a text file of `key=value` lines; `profile=quiet` sets the profile, `#` starts a comment,
+/// other keys are ignored. `FEEDBACKSERVICES_PROFILE=quiet` in the environment overrides the file.
+/// A value that is not a profile name is ignored, as if the line were absent.
+///
+/// The file is read again whenever its modification time, size or inode changed since the last read
+/// (one `stat` per lookup), so a change applies to the next play without a restart, whether the file
+/// is edited in place or replaced by a rename.
+///
+/// Thread safety: `profile` may be read from any thread; the cache is behind a lock.
+public final class FeedbackSettings: Sendable {
+    /// The environment variable that overrides the settings file.
+    public static let environmentVariable = "FEEDBACKSERVICES_PROFILE"
+
+    /// The settings file read, or nil when neither `XDG_CONFIG_HOME` nor `HOME` is set.
+    public let path: String?
+    /// The value of `FEEDBACKSERVICES_PROFILE` when the settings were made, if it names a profile.
+    public let environmentProfile: FeedbackProfile?
+
+    private struct FileStamp: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
+    }
+
+    private let cache = Mutex<(stamp: FileStamp?, profile: FeedbackProfile?)>((nil, nil))
+
+    /// Settings for the current user: the path and variable from `environment`.
+    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.init(path: Self.defaultPath(environment: environment), environment: environment)
+    }
+
+    /// Settings read from `path` (nil: no file), with `environment`'s override.
+    public init(path: String?, environment: [String: String] = [:]) {
+        self.path = path
+        environmentProfile = environment[Self.environmentVariable].flatMap(Self.parse)
+    }
+
+    /// The path the settings file has for `environment`.
+    public static func defaultPath(environment: [String: String]) -> String? {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return "\(config)/feedbackservices/settings"
+        }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return "\(home)/.config/feedbackservices/settings"
+    }
+
+    /// The profile in force now: the environment's, else the file's, else `full`.
+    public var profile: FeedbackProfile {
+        environmentProfile ?? fileProfile ?? .full
+    }
+
+    /// The profile the settings file names, or nil (no file, no `profile=` line, or an unknown name).
+    public var fileProfile: FeedbackProfile? {
+        guard let path else { return nil }
+        let stamp = Self.stamp(of: path)
+        if let cached = cache.withLock({ $0.stamp == stamp && stamp != nil ? $0 : nil }) { return cached.profile }
+        let profile = stamp == nil ? nil : Self.readProfile(path)
+        cache.withLock { $0 = (stamp, profile) }
+        return profile
+    }
+
+    /// Writes `profile` to the settings file (creating its directory), replacing the file atomically
+    /// and keeping its other lines.
+    /// - Throws: `SoundError` with `.writeFailed` and the system's message.
+    public func store(_ profile: FeedbackProfile) throws(SoundError) {
+        guard let path else {
+            throw SoundError(.writeFailed, source: "feedback settings", detail: "neither XDG_CONFIG_HOME nor HOME is set")
+        }
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        makeDirectories(directory)
+        var lines = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init) ?? []
+        lines.removeAll { Self.key(of: $0) == "profile" }
+        while lines.last == "" { lines.removeLast() }
+        lines.append("profile=\(profile.rawValue)")
+        let text = lines.joined(separator: "\n") + "\n"
+        let temporary = "\(path).tmp-\(getpid())"
+        do {
+            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+        } catch {
+            throw SoundError(.writeFailed, source: path, detail: "\(error)")
+        }
+        guard rename(temporary, path) == 0 else {
+            let message = String(cString: strerror(errno))
+            unlink(temporary)
+            throw SoundError(.writeFailed, source: path, detail: message)
+        }
+    }
+
+    static func parse(_ text: String) -> FeedbackProfile? {
+        FeedbackProfile(rawValue: trimmed(text).lowercased())
+    }
+
+    private static func key(of line: String) -> String? {
+        guard let equals = line.firstIndex(of: "=") else { return nil }
+        return trimmed(line[..<equals])
+    }
+
+    private static func readProfile(_ path: String) -> FeedbackProfile? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        var profile: FeedbackProfile?
+        for line in text.split(separator: "\n") {
+            let line = String(line)
+            guard !trimmed(line).hasPrefix("#"), key(of: line) == "profile",
+                let equals = line.firstIndex(of: "=")
+            else { continue }
+            if let value = parse(String(line[line.index(after: equals)...])) { profile = value }
+        }
+        return profile
+    }
+
+    private static func trimmed(_ text: some StringProtocol) -> String {
+        String(text.drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+    }
+
+    private static func stamp(of path: String) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileStamp(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
+    }
+
+    private func makeDirectories(_ directory: String) {
+        var prefix = ""
+        for component in directory.split(separator: "/") {
+            prefix += "/\(component)"
+            mkdir(prefix, 0o755)
+        }
+    }
+}
