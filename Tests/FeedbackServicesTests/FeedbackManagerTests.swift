@@ -26,245 +26,247 @@ final class ResultRecorder: Sendable {
     var all: [FeedbackResult] { results.withLock { $0 } }
 }
 
-/// FeedbackManager against a real PulseAudio server: what reached the server's monitor is compared
-/// with what the result says. "No vibrator" is a discovery over an empty directory; the vibrator
-/// cases run in the VM (Tests/HapticsVMCases, `feedback-manager-*`).
-@Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
-struct FeedbackManagerTests {
-    let server: PulseAudioTestServer
-    let output: PulseAudioOutput
-    let registry = SoundRegistry()
-    let noDevices = TemporaryDirectory()
-    let rate = 48_000
+extension AudioServerSuites {
+    /// FeedbackManager against a real PulseAudio server: what reached the server's monitor is compared
+    /// with what the result says. "No vibrator" is a discovery over an empty directory; the vibrator
+    /// cases run in the VM (Tests/HapticsVMCases, `feedback-manager-*`).
+    @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+    struct FeedbackManagerTests {
+        let server: PulseAudioTestServer
+        let output: PulseAudioOutput
+        let registry = SoundRegistry()
+        let noDevices = TemporaryDirectory()
+        let rate = 48_000
 
-    init() throws {
-        server = try PulseAudioTestServer.shared(named: "feedbackManager")
-        output = PulseAudioOutput(configuration: .init(server: server.server))
-        try output.prepare()
-    }
-
-    func manager(profile: FeedbackProfile? = .full, vibrator: VibratorSource? = nil) -> FeedbackManager {
-        let manager = FeedbackManager(
-            registry: registry, audioOutput: output,
-            vibrator: vibrator ?? .discovery(VibratorDiscovery(directory: noDevices.path)),
-            settings: FeedbackSettings(path: nil),
-            themeResolver: makeResolver(theme: "feedbackservices", bases: [repositoryThemesDirectory]))
-        manager.profileOverride = profile
-        return manager
-    }
-
-    /// A chirp, so correlation can only peak at the right alignment.
-    func chirp(seconds: Double = 0.3) throws -> SystemSoundID {
-        let frames = Int(seconds * Double(rate))
-        let samples: [Float] = (0..<frames).map { frame in
-            let t = Double(frame) / Double(rate)
-            return 0.4 * Float(min(1, t * 50, (seconds - t) * 50) * sin(2 * .pi * (300 * t + 1_200 * t * t)))
+        init() throws {
+            server = try PulseAudioTestServer.shared(named: "feedbackManager")
+            output = PulseAudioOutput(configuration: .init(server: server.server))
+            try output.prepare()
         }
-        return try registry.register(samples: samples, sampleRate: rate, channelCount: 1, name: "chirp")
-    }
 
-    /// Plays and waits; returns the result and the recording from the first sound, or nil when
-    /// nothing reached the server.
-    func playAndRecord(_ manager: FeedbackManager) throws -> (result: FeedbackResult, recorded: [Float]?) {
-        let mark = server.recorder.frameCount
-        let results = ResultRecorder()
-        manager.play(completion: results.completion)
-        let result = try #require(results.wait())
-        server.recorder.wait(seconds: 0.05)
-        let onset = server.recorder.firstSound(after: mark, timeout: 0.3)
-        #expect(results.all.count == 1)
-        return (result, onset.map { server.recorder.channel(0, from: $0) })
-    }
-
-    @Test(arguments: FeedbackProfile.allCases, FeedbackType.allCases)
-    func profileMatrixWithoutAVibrator(profile: FeedbackProfile, type: FeedbackType) throws {
-        let manager = manager(profile: profile)
-        let id = try chirp()
-        manager.soundID = id
-        manager.feedbackType = type
-        let soundExpected = profile == .full && type != .vibrateOnly
-        let original = registry.sound(id)!.buffer.samples
-        func correlates(_ recorded: [Float]?) -> Bool {
-            recorded.map { Analysis.bestCorrelation(original, $0, lags: -100...100).value >= 0.99 } ?? false
+        func manager(profile: FeedbackProfile? = .full, vibrator: VibratorSource? = nil) -> FeedbackManager {
+            let manager = FeedbackManager(
+                registry: registry, audioOutput: output,
+                vibrator: vibrator ?? .discovery(VibratorDiscovery(directory: noDevices.path)),
+                settings: FeedbackSettings(path: nil),
+                themeResolver: makeResolver(theme: "feedbackservices", bases: [repositoryThemesDirectory]))
+            manager.profileOverride = profile
+            return manager
         }
-        func playCountingUnderflows() throws -> (FeedbackResult, [Float]?, underran: Bool) {
-            let before = output.statistics.underflows
+
+        /// A chirp, so correlation can only peak at the right alignment.
+        func chirp(seconds: Double = 0.3) throws -> SystemSoundID {
+            let frames = Int(seconds * Double(rate))
+            let samples: [Float] = (0..<frames).map { frame in
+                let t = Double(frame) / Double(rate)
+                return 0.4 * Float(min(1, t * 50, (seconds - t) * 50) * sin(2 * .pi * (300 * t + 1_200 * t * t)))
+            }
+            return try registry.register(samples: samples, sampleRate: rate, channelCount: 1, name: "chirp")
+        }
+
+        /// Plays and waits; returns the result and the recording from the first sound, or nil when
+        /// nothing reached the server.
+        func playAndRecord(_ manager: FeedbackManager) throws -> (result: FeedbackResult, recorded: [Float]?) {
+            let mark = server.recorder.frameCount
+            let results = ResultRecorder()
+            manager.play(completion: results.completion)
+            let result = try #require(results.wait())
+            server.recorder.wait(seconds: 0.05)
+            let onset = server.recorder.firstSound(after: mark, timeout: 0.3)
+            #expect(results.all.count == 1)
+            return (result, onset.map { server.recorder.channel(0, from: $0) })
+        }
+
+        @Test(arguments: FeedbackProfile.allCases, FeedbackType.allCases)
+        func profileMatrixWithoutAVibrator(profile: FeedbackProfile, type: FeedbackType) throws {
+            let manager = manager(profile: profile)
+            let id = try chirp()
+            manager.soundID = id
+            manager.feedbackType = type
+            let soundExpected = profile == .full && type != .vibrateOnly
+            let original = registry.sound(id)!.buffer.samples
+            func correlates(_ recorded: [Float]?) -> Bool {
+                recorded.map { Analysis.bestCorrelation(original, $0, lags: -100...100).value >= 0.99 } ?? false
+            }
+            func playCountingUnderflows() throws -> (FeedbackResult, [Float]?, underran: Bool) {
+                let before = output.statistics.underflows
+                let (result, recorded) = try playAndRecord(manager)
+                return (result, recorded, output.statistics.underflows > before)
+            }
+            var (result, recorded, underran) = try playCountingUnderflows()
+            // A play the server under-ran (a loaded machine) is played again, up to twice; a mismatch
+            // without an under-run fails at once.
+            var attempts = 1
+            while soundExpected, underran, !correlates(recorded), attempts < 3 {
+                print("\(profile) \(type): the server under-ran; playing again")
+                (result, recorded, underran) = try playCountingUnderflows()
+                attempts += 1
+            }
+            #expect(result.soundID == id && result.feedbackType == type && result.profile == profile)
+            if soundExpected {
+                #expect(result.sound == .played)
+                let recorded = try #require(recorded, "nothing reached the server")
+                let match = Analysis.bestCorrelation(original, recorded, lags: -100...100)
+                #expect(match.value >= 0.99, "under-ran: \(underran)")
+            } else {
+                #expect(recorded == nil, "sound reached the server in \(profile) \(type)")
+                #expect(result.sound == (type == .vibrateOnly ? .notRequested : .silencedByProfile(profile)))
+            }
+            switch (type, profile) {
+            case (.audioOnly, _): #expect(result.vibration == .notRequested)
+            case (_, .silent): #expect(result.vibration == .silencedByProfile(.silent))
+            default:
+                guard case .noVibrator(let error) = result.vibration else {
+                    Issue.record("expected noVibrator, got \(result.vibration)")
+                    return
+                }
+                #expect(error.reason == .noDevice)
+            }
+            #expect(!result.vibrated)
+            #expect(result.playedSound == soundExpected)
+        }
+
+        @Test func systemSoundComesFromTheThemeAndIsDecodedOnce() throws {
+            let manager = manager()
+            manager.feedbackType = .audioOnly
             let (result, recorded) = try playAndRecord(manager)
-            return (result, recorded, output.statistics.underflows > before)
+            #expect(result.soundID == 1007 && result.sound == .played)
+            let file = try SoundDecoder().decode(fileAt: shippedThemeDirectory + "/stereo/message-new-instant.wav").buffer
+            let recording = try #require(recorded)
+            let left = Signal.channel(0, of: file.samples, channels: file.channelCount)
+            let match = Analysis.bestCorrelation(Array(left.prefix(9_600)), Array(recording.prefix(12_000)), lags: -200...200)
+            #expect(match.value >= 0.98, "correlation \(match.value)")
+            // A second play comes from the cache: still the same sound.
+            #expect(try playAndRecord(manager).result.sound == .played)
         }
-        var (result, recorded, underran) = try playCountingUnderflows()
-        // A play the server under-ran (a loaded machine) is played again, up to twice; a mismatch
-        // without an under-run fails at once.
-        var attempts = 1
-        while soundExpected, underran, !correlates(recorded), attempts < 3 {
-            print("\(profile) \(type): the server under-ran; playing again")
-            (result, recorded, underran) = try playCountingUnderflows()
-            attempts += 1
+
+        @Test func vibrateIDVibratesEvenAsAudioOnly() throws {
+            let manager = manager()
+            manager.soundID = kSystemSoundID_Vibrate
+            manager.feedbackType = .audioOnly
+            let (result, recorded) = try playAndRecord(manager)
+            #expect(recorded == nil)
+            #expect(result.sound == .notRequested)
+            guard case .noVibrator = result.vibration else {
+                Issue.record("expected noVibrator, got \(result.vibration)")
+                return
+            }
         }
-        #expect(result.soundID == id && result.feedbackType == type && result.profile == profile)
-        if soundExpected {
+
+        @Test func turnedOffVibrationIsReported() throws {
+            let manager = manager(vibrator: VibratorSource.none)
+            manager.soundID = try chirp(seconds: 0.1)
+            let (result, _) = try playAndRecord(manager)
             #expect(result.sound == .played)
-            let recorded = try #require(recorded, "nothing reached the server")
-            let match = Analysis.bestCorrelation(original, recorded, lags: -100...100)
-            #expect(match.value >= 0.99, "under-ran: \(underran)")
-        } else {
-            #expect(recorded == nil, "sound reached the server in \(profile) \(type)")
-            #expect(result.sound == (type == .vibrateOnly ? .notRequested : .silencedByProfile(profile)))
-        }
-        switch (type, profile) {
-        case (.audioOnly, _): #expect(result.vibration == .notRequested)
-        case (_, .silent): #expect(result.vibration == .silencedByProfile(.silent))
-        default:
             guard case .noVibrator(let error) = result.vibration else {
                 Issue.record("expected noVibrator, got \(result.vibration)")
                 return
             }
             #expect(error.reason == .noDevice)
+            #expect(!result.succeeded)
         }
-        #expect(!result.vibrated)
-        #expect(result.playedSound == soundExpected)
-    }
 
-    @Test func systemSoundComesFromTheThemeAndIsDecodedOnce() throws {
-        let manager = manager()
-        manager.feedbackType = .audioOnly
-        let (result, recorded) = try playAndRecord(manager)
-        #expect(result.soundID == 1007 && result.sound == .played)
-        let file = try SoundDecoder().decode(fileAt: shippedThemeDirectory + "/stereo/message-new-instant.wav").buffer
-        let recording = try #require(recorded)
-        let left = Signal.channel(0, of: file.samples, channels: file.channelCount)
-        let match = Analysis.bestCorrelation(Array(left.prefix(9_600)), Array(recording.prefix(12_000)), lags: -200...200)
-        #expect(match.value >= 0.98, "correlation \(match.value)")
-        // A second play comes from the cache: still the same sound.
-        #expect(try playAndRecord(manager).result.sound == .played)
-    }
-
-    @Test func vibrateIDVibratesEvenAsAudioOnly() throws {
-        let manager = manager()
-        manager.soundID = kSystemSoundID_Vibrate
-        manager.feedbackType = .audioOnly
-        let (result, recorded) = try playAndRecord(manager)
-        #expect(recorded == nil)
-        #expect(result.sound == .notRequested)
-        guard case .noVibrator = result.vibration else {
-            Issue.record("expected noVibrator, got \(result.vibration)")
-            return
+        @Test func unknownIDsFail() throws {
+            let manager = manager()
+            manager.feedbackType = .audioOnly
+            manager.soundID = 9_999
+            let (result, recorded) = try playAndRecord(manager)
+            #expect(recorded == nil)
+            #expect(result.sound == .failed(.sound(SoundError(.unknownSoundID(9_999), source: "sound 9999"))))
+            manager.soundID = 1017
+            guard case .failed(.catalog(let error)) = try playAndRecord(manager).result.sound else {
+                Issue.record("expected a catalog failure")
+                return
+            }
+            #expect(error.reason == .unassigned)
         }
-    }
 
-    @Test func turnedOffVibrationIsReported() throws {
-        let manager = manager(vibrator: VibratorSource.none)
-        manager.soundID = try chirp(seconds: 0.1)
-        let (result, _) = try playAndRecord(manager)
-        #expect(result.sound == .played)
-        guard case .noVibrator(let error) = result.vibration else {
-            Issue.record("expected noVibrator, got \(result.vibration)")
-            return
-        }
-        #expect(error.reason == .noDevice)
-        #expect(!result.succeeded)
-    }
-
-    @Test func unknownIDsFail() throws {
-        let manager = manager()
-        manager.feedbackType = .audioOnly
-        manager.soundID = 9_999
-        let (result, recorded) = try playAndRecord(manager)
-        #expect(recorded == nil)
-        #expect(result.sound == .failed(.sound(SoundError(.unknownSoundID(9_999), source: "sound 9999"))))
-        manager.soundID = 1017
-        guard case .failed(.catalog(let error)) = try playAndRecord(manager).result.sound else {
-            Issue.record("expected a catalog failure")
-            return
-        }
-        #expect(error.reason == .unassigned)
-    }
-
-    @Test func noAudioOutputIsReported() throws {
-        let unreachable = PulseAudioOutput(configuration: .init(server: "unix:/nonexistent/socket"))
-        let manager = FeedbackManager(
-            registry: registry, audioOutput: unreachable, vibrator: .none, settings: FeedbackSettings(path: nil))
-        manager.soundID = try chirp(seconds: 0.1)
-        manager.feedbackType = .audioOnly
-        let results = ResultRecorder()
-        manager.play(completion: results.completion)
-        let result = try #require(results.wait())
-        guard case .noAudioOutput = result.sound else {
-            Issue.record("expected noAudioOutput, got \(result.sound)")
-            return
-        }
-    }
-
-    @Test func exactlyOneCompletionPerPlayUnder64ConcurrentPlays() throws {
-        let manager = manager()
-        let id = try chirp(seconds: 0.05)
-        manager.feedbackType = .audioAndVibrate
-        let counts = Mutex<[Int: Int]>([:])
-        let done = DispatchSemaphore(value: 0)
-        onThreads(64) { index in
-            manager.play(id, type: index % 3 == 0 ? .audioOnly : .audioAndVibrate) { result in
-                counts.withLock { $0[index, default: 0] += 1 }
-                #expect(result.sound == .played)
-                done.signal()
+        @Test func noAudioOutputIsReported() throws {
+            let unreachable = PulseAudioOutput(configuration: .init(server: "unix:/nonexistent/socket"))
+            let manager = FeedbackManager(
+                registry: registry, audioOutput: unreachable, vibrator: .none, settings: FeedbackSettings(path: nil))
+            manager.soundID = try chirp(seconds: 0.1)
+            manager.feedbackType = .audioOnly
+            let results = ResultRecorder()
+            manager.play(completion: results.completion)
+            let result = try #require(results.wait())
+            guard case .noAudioOutput = result.sound else {
+                Issue.record("expected noAudioOutput, got \(result.sound)")
+                return
             }
         }
-        for _ in 0..<64 { #expect(done.wait(timeout: .now() + 10) == .success) }
-        usleep(300_000)
-        let final = counts.withLock { $0 }
-        #expect(final.count == 64)
-        #expect(final.values.allSatisfy { $0 == 1 })
-    }
 
-    @Test func stoppingEndsTheSoundAndReportsIt() throws {
-        let manager = manager()
-        let id = try chirp(seconds: 3)
-        let results = ResultRecorder()
-        let started = now()
-        manager.play(id, type: .audioOnly, completion: results.completion)
-        usleep(200_000)
-        #expect(manager.stop(id) == 1)
-        let result = try #require(results.wait())
-        #expect(result.sound == .stopped)
-        #expect(now() - started < 1.5)
-        #expect(manager.stop(id) == 0)
-    }
+        @Test func exactlyOneCompletionPerPlayUnder64ConcurrentPlays() throws {
+            let manager = manager()
+            let id = try chirp(seconds: 0.05)
+            manager.feedbackType = .audioAndVibrate
+            let counts = Mutex<[Int: Int]>([:])
+            let done = DispatchSemaphore(value: 0)
+            onThreads(64) { index in
+                manager.play(id, type: index % 3 == 0 ? .audioOnly : .audioAndVibrate) { result in
+                    counts.withLock { $0[index, default: 0] += 1 }
+                    #expect(result.sound == .played)
+                    done.signal()
+                }
+            }
+            for _ in 0..<64 { #expect(done.wait(timeout: .now() + 10) == .success) }
+            usleep(300_000)
+            let final = counts.withLock { $0 }
+            #expect(final.count == 64)
+            #expect(final.values.allSatisfy { $0 == 1 })
+        }
 
-    @Test func stopBeforeTheSoundStartsStillStopsIt() throws {
-        let manager = manager()
-        let results = ResultRecorder()
-        let playback = manager.play(try chirp(seconds: 3), type: .audioOnly, completion: results.completion)
-        playback.stop()
-        let result = try #require(results.wait(timeout: 2))
-        #expect(result.sound == .stopped)
-        #expect(!playback.isPlaying)
-    }
+        @Test func stoppingEndsTheSoundAndReportsIt() throws {
+            let manager = manager()
+            let id = try chirp(seconds: 3)
+            let results = ResultRecorder()
+            let started = now()
+            manager.play(id, type: .audioOnly, completion: results.completion)
+            usleep(200_000)
+            #expect(manager.stop(id) == 1)
+            let result = try #require(results.wait())
+            #expect(result.sound == .stopped)
+            #expect(now() - started < 1.5)
+            #expect(manager.stop(id) == 0)
+        }
 
-    @Test func asyncPlayReturnsTheResult() async throws {
-        let manager = manager()
-        manager.soundID = try chirp(seconds: 0.1)
-        manager.feedbackType = .audioOnly
-        let result = await manager.play()
-        #expect(result.sound == .played)
-    }
+        @Test func stopBeforeTheSoundStartsStillStopsIt() throws {
+            let manager = manager()
+            let results = ResultRecorder()
+            let playback = manager.play(try chirp(seconds: 3), type: .audioOnly, completion: results.completion)
+            playback.stop()
+            let result = try #require(results.wait(timeout: 2))
+            #expect(result.sound == .stopped)
+            #expect(!playback.isPlaying)
+        }
 
-    @Test func cancellingTheTaskStopsThePlay() async throws {
-        let manager = manager()
-        let id = try chirp(seconds: 3)
-        let task = Task { await manager.play(id, type: .audioOnly) }
-        try await Task.sleep(for: .milliseconds(200))
-        task.cancel()
-        #expect(await task.value.sound == .stopped)
-    }
+        @Test func asyncPlayReturnsTheResult() async throws {
+            let manager = manager()
+            manager.soundID = try chirp(seconds: 0.1)
+            manager.feedbackType = .audioOnly
+            let result = await manager.play()
+            #expect(result.sound == .played)
+        }
 
-    @Test func volumeChangeAppliesToTheNextPlay() throws {
-        let manager = manager()
-        manager.feedbackType = .audioOnly
-        let tone = Signal.sines([700], amplitude: 0.4, seconds: 0.3, rate: rate)
-        manager.soundID = try registry.register(samples: tone, sampleRate: rate, channelCount: 1)
-        let loud = try #require(try playAndRecord(manager).recorded)
-        try manager.setVolume(0.25, for: manager.soundID)
-        let quiet = try #require(try playAndRecord(manager).recorded)
-        let ratio = Analysis.rms(Array(quiet[2_400..<12_000])) / Analysis.rms(Array(loud[2_400..<12_000]))
-        #expect(abs(ratio - 0.25) < 0.01, "level ratio \(ratio)")
+        @Test func cancellingTheTaskStopsThePlay() async throws {
+            let manager = manager()
+            let id = try chirp(seconds: 3)
+            let task = Task { await manager.play(id, type: .audioOnly) }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            #expect(await task.value.sound == .stopped)
+        }
+
+        @Test func volumeChangeAppliesToTheNextPlay() throws {
+            let manager = manager()
+            manager.feedbackType = .audioOnly
+            let tone = Signal.sines([700], amplitude: 0.4, seconds: 0.3, rate: rate)
+            manager.soundID = try registry.register(samples: tone, sampleRate: rate, channelCount: 1)
+            let loud = try #require(try playAndRecord(manager).recorded)
+            try manager.setVolume(0.25, for: manager.soundID)
+            let quiet = try #require(try playAndRecord(manager).recorded)
+            let ratio = Analysis.rms(Array(quiet[2_400..<12_000])) / Analysis.rms(Array(loud[2_400..<12_000]))
+            #expect(abs(ratio - 0.25) < 0.01, "level ratio \(ratio)")
+        }
     }
 }
