@@ -246,12 +246,14 @@ public func spawn(_ path: String, _ arguments: [String], environment: [String], 
     guard result == 0 else { throw TestFailure("cannot start \(path): \(String(cString: strerror(result)))") }
     let watch = "while kill -0 \(getpid()) 2>/dev/null && kill -0 \(pid) 2>/dev/null; do sleep 1; done; "
         + "kill -0 \(getpid()) 2>/dev/null || kill -9 \(pid) 2>/dev/null"
-    _ = try? spawnDetached("/bin/sh", ["-c", watch])
+    try? startOrphan("/bin/sh", ["-c", "(\(watch)) &"])
     return pid
 }
 
-/// Starts a program with stdio on /dev/null and does not wait for it.
-private func spawnDetached(_ path: String, _ arguments: [String]) throws -> pid_t {
+/// Runs a shell command line whose background job outlives it, and reaps the shell at once, so
+/// the job is adopted by init rather than left as our child. An unreaped child of the test
+/// process would confuse Swift Testing's exit-test monitor, which waits on any child.
+private func startOrphan(_ path: String, _ arguments: [String]) throws {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -261,7 +263,8 @@ private func spawnDetached(_ path: String, _ arguments: [String]) throws -> pid_
     var pid: pid_t = 0
     let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
     guard result == 0 else { throw TestFailure("cannot start \(path)") }
-    return pid
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
 }
 
 /// CLOCK_MONOTONIC in seconds.

@@ -1,3 +1,4 @@
+import FeedbackServices
 import FoundationEssentials
 import Glibc
 
@@ -94,4 +95,23 @@ func report(_ title: String, ours: (String, Timings), reference: (String, Timing
 /// `text` padded with spaces to a column of 44.
 func padded(_ text: String, to width: Int = 44) -> String {
     text + String(repeating: " ", count: max(0, width - text.count))
+}
+
+/// Writes 30 s of 16-bit stereo at `rate`: left a 440 Hz tone plus a slow sweep, right 660 Hz,
+/// at the given peak levels (left tone, sweep, right tone).
+func writeTwoTones(to path: String, rate: Int, levels: (Double, Double, Double)) {
+    let frames = 30 * rate
+    var samples = [Float](repeating: 0, count: frames * 2)
+    for frame in 0..<frames {
+        let t = Double(frame) / Double(rate)
+        samples[frame * 2] = Float(levels.0 * sin(2 * .pi * 440 * t) + levels.1 * sin(2 * .pi * (200 + 50 * t) * t))
+        samples[frame * 2 + 1] = Float(levels.2 * sin(2 * .pi * 660 * t))
+    }
+    do {
+        let buffer = try SoundDecoder(sampleRate: rate, maximumDuration: nil)
+            .decode(samples: samples, sampleRate: rate, channelCount: 2)
+        try SoundFileWriter.write(buffer, to: path, format: .wav16)
+    } catch {
+        fatalError("cannot write the test signal: \(error)")
+    }
 }

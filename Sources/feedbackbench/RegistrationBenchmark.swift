@@ -10,7 +10,7 @@ struct RegistrationBenchmark {
     func run() {
         let input = "\(directory)/registration-30s-44k1-stereo.wav"
         let output = "\(directory)/sox-out.wav"
-        writeTestSignal(to: input)
+        writeTwoTones(to: input, rate: 44_100, levels: (0.4, 0.1, 0.4))
         let registry = SoundRegistry()
         let ours = repeatMeasure(iterations) {
             do {
@@ -32,24 +32,5 @@ struct RegistrationBenchmark {
             ours: ("SoundRegistry.register(fileAt:)", ours),
             reference: ("sox in.wav -r 48000 out.wav", sox),
             target: 0.5)
-    }
-
-    /// 30 s of two tones with a slow sweep, 16-bit stereo at 44.1 kHz.
-    private func writeTestSignal(to path: String) {
-        let rate = 44_100
-        let frames = 30 * rate
-        var samples = [Float](repeating: 0, count: frames * 2)
-        for frame in 0..<frames {
-            let t = Double(frame) / Double(rate)
-            samples[frame * 2] = Float(0.4 * sin(2 * .pi * 440 * t) + 0.1 * sin(2 * .pi * (200 + 50 * t) * t))
-            samples[frame * 2 + 1] = Float(0.4 * sin(2 * .pi * 660 * t))
-        }
-        do {
-            let buffer = try SoundDecoder(sampleRate: rate, maximumDuration: nil)
-                .decode(samples: samples, sampleRate: rate, channelCount: 2)
-            try SoundFileWriter.write(buffer, to: path, format: .wav16)
-        } catch {
-            fatalError("cannot write the test signal: \(error)")
-        }
     }
 }

@@ -13,7 +13,7 @@ struct VolumeBenchmark {
         let input = "\(directory)/volume-30s-48k-stereo.wav"
         let output = "\(directory)/volume-sox-out.wav"
         let exported = "\(directory)/volume-ours-out.wav"
-        writeTestSignal(to: input)
+        writeTwoTones(to: input, rate: 48_000, levels: (0.5, 0.3, 0.8))
         let registry = SoundRegistry()
         let id: SystemSoundID
         do {
@@ -52,24 +52,5 @@ struct VolumeBenchmark {
             reference: ("sox -v 0.5 in.wav out.wav", sox),
             target: 0.2)
         print("  \(padded("setVolume + export to 16-bit WAV")) median \(milliseconds(oursWithExport.median)), ratio \(ratio(oursWithExport.median, sox.median))")
-    }
-
-    /// 30 s of two tones, 16-bit stereo at 48 kHz, peaking at 0.8.
-    private func writeTestSignal(to path: String) {
-        let rate = 48_000
-        let frames = 30 * rate
-        var samples = [Float](repeating: 0, count: frames * 2)
-        for frame in 0..<frames {
-            let t = Double(frame) / Double(rate)
-            samples[frame * 2] = Float(0.5 * sin(2 * .pi * 440 * t) + 0.3 * sin(2 * .pi * (200 + 50 * t) * t))
-            samples[frame * 2 + 1] = Float(0.8 * sin(2 * .pi * 660 * t))
-        }
-        do {
-            let buffer = try SoundDecoder(sampleRate: rate, maximumDuration: nil)
-                .decode(samples: samples, sampleRate: rate, channelCount: 2)
-            try SoundFileWriter.write(buffer, to: path, format: .wav16)
-        } catch {
-            fatalError("cannot write the test signal: \(error)")
-        }
     }
 }

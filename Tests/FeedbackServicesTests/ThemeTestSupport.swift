@@ -4,18 +4,8 @@ import Glibc
 
 /// A private directory tree for one test, removed when the test ends.
 final class ThemeTree {
-    let root: String
-
-    init() {
-        var template = Array("/tmp/feedback-theme-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        root = String(cString: template)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: root)
-    }
+    private let directory = TemporaryDirectory()
+    var root: String { directory.path }
 
     /// A base directory below the root (created), e.g. `user` or `system`.
     func base(_ name: String) -> String {
