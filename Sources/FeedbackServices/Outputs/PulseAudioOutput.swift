@@ -119,6 +119,8 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
     // `shared` (a Mutex) and the wake pipe. That is what makes this class `@unchecked Sendable`.
 
     let configuration: PulseAudioOutput.Configuration
+    /// Commands taken from `shared`, mainloop thread only; swapped back (emptied) each time.
+    private var drained: [Command] = []
 
     private enum Command {
         case start(id: UInt64, source: VoiceSource, offset: Int64, options: PlaybackOptions)
@@ -320,14 +322,14 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
     /// Takes the queued commands and applies them at the current read position, then rewrites the
     /// queued audio so that they are heard at once.
     private func applyCommands() {
-        let commands = shared.withLock { shared -> [Command] in
-            defer { shared.commands.removeAll(keepingCapacity: true) }
-            return shared.commands
-        }
-        guard !commands.isEmpty else { return }
+        // Swapped with an emptied buffer of the same capacity: no allocation while holding the
+        // lock that `play` needs, and none on the next `play` either.
+        shared.withLock { swap(&$0.commands, &drained) }
+        defer { drained.removeAll(keepingCapacity: true) }
+        guard !drained.isEmpty else { return }
         let now = loop.estimatedReadFrame()
         let rate = Double(configuration.sampleRate)
-        for command in commands {
+        for command in drained {
             switch command {
             case .start(let id, let source, let offset, let options):
                 guard shared.withLock({ $0.handles[id] != nil }) else {
