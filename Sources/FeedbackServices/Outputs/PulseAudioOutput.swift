@@ -413,10 +413,6 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         handle?.end(end, stoppingVoice: false)
     }
 
-    fileprivate func voiceDropped(_ id: UInt64) {
-        shared.withLock { _ = $0.handles.removeValue(forKey: id) }
-    }
-
     fileprivate func noteUnderflow() {
         shared.withLock { $0.statistics.underflows += 1 }
     }
@@ -699,12 +695,6 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
             idleSince = nil
         }
     }
-}
-
-/// A C handle moved to another thread once its owner is gone and nothing else can use it.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 private let playbackIDs = Atomic<UInt64>(1)
