@@ -19,9 +19,7 @@ import Synchronization
 /// Threads. `play` and the handle methods never wait on the server and never take PulseAudio's
 /// lock: they queue a command under a short lock and wake the PulseAudio thread through a
 /// non-blocking pipe. Completions run on the caller's queue, exactly once per play.
-public final class PulseAudioOutput: AudioOutput, @unchecked Sendable {
-    // Sendable: its only state is immutable (`configuration`, `core`); the core has its own rule.
-
+public final class PulseAudioOutput: AudioOutput, Sendable {
     /// How the engine connects and buffers.
     public struct Configuration: Sendable {
         /// The server to connect to (e.g. `unix:/run/user/1000/pulse/native`); nil for the
