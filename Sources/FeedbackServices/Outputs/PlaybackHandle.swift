@@ -19,8 +19,8 @@ protocol PlaybackControl: AnyObject, Sendable {
 public final class PlaybackHandle: Sendable {
     /// The output's number for this play, unique within the process.
     public let id: UInt64
-    /// Weak: a handle must not keep its output alive, or the output could be released on its own
-    /// audio thread when the last handle ends there.
+    /// Weak: a handle does not keep its output alive; once the output is gone, the controls do
+    /// nothing and the completion has already reported `.failed(.outputClosed)`.
     private weak let control: (any PlaybackControl)?
     private let completion: Mutex<(queue: DispatchQueue, body: (@Sendable (PlaybackEnd) -> Void)?)?>
 
