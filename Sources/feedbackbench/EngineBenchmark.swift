@@ -48,11 +48,17 @@ struct EngineBenchmark {
         // Return time needs many calls for a p99: 2,000 quiet clicks, 1 ms apart.
         let click = try! SoundDecoder().decode(samples: [Float](repeating: 0.001, count: 48), sampleRate: 48_000, channelCount: 1)
         var returns: [Double] = []
+        var baseline: [Double] = []
         for _ in 0..<2_000 {
             let start = now()
             engine.play(click)
             returns.append(now() - start)
-            usleep(1_000)
+            usleep(500)
+            // The machine's own jitter: the same loop timing a call that does nothing.
+            let idle = now()
+            blackHole(idle)
+            baseline.append(now() - idle)
+            usleep(500)
         }
 
         var context: OpaquePointer?
@@ -105,6 +111,8 @@ struct EngineBenchmark {
         let canberraBlocking = Timings(samples: uncachedCalls + cachedCalls)
         print("time for play to return (engine: 2,000 calls; libcanberra: the \(2 * plays) calls above)")
         print("  \(padded("engine: PulseAudioOutput.play")) median \(microseconds(returnTimings.median))  p99 \(microseconds(returnTimings.p99)) (target p99 ≤ 50 µs: \(returnTimings.p99 <= 50e-6 ? "meets" : "MISSES"))")
+        let baselineTimings = Timings(samples: baseline)
+        print("  \(padded("baseline: an empty call, same loop")) median \(microseconds(baselineTimings.median))  p99 \(microseconds(baselineTimings.p99))  max \(microseconds(baseline.max() ?? 0))")
         print("  \(padded("libcanberra: ca_context_play_full")) median \(microseconds(canberraBlocking.median))  p99 \(microseconds(canberraBlocking.p99))")
         print("  underflows during the run: \(engine.statistics.underflows); rewrites: \(engine.statistics.rewrites)")
     }
@@ -220,4 +228,10 @@ func microseconds(_ seconds: Double) -> String {
 
 func millions(_ rate: Double) -> String {
     "\((rate / 1e5).rounded() / 10) M"
+}
+
+/// Keeps a value alive so the optimiser cannot drop the code that made it.
+@inline(never)
+func blackHole(_ value: Double) {
+    if value.isNaN { print("") }
 }
