@@ -115,3 +115,15 @@ func writeTwoTones(to path: String, rate: Int, levels: (Double, Double, Double))
         fatalError("cannot write the test signal: \(error)")
     }
 }
+
+/// Times `sox` with `arguments`, or prints that it is missing (naming `figure` and our median)
+/// and returns nil: without the reference there is no ratio to give.
+func soxTimings(_ arguments: [String], iterations: Int, figure: String, ours: Timings) -> Timings? {
+    guard programExists("sox") else {
+        print("\(figure): ours median \(milliseconds(ours.median)); sox is not installed, no ratio")
+        return nil
+    }
+    return repeatMeasure(iterations) {
+        guard runProgram("sox", arguments) == 0 else { fatalError("sox failed") }
+    }
+}

@@ -20,13 +20,9 @@ struct RegistrationBenchmark {
                 fatalError("registration failed: \(error)")
             }
         }
-        guard programExists("sox") else {
-            print("register 30 s WAV: ours median \(milliseconds(ours.median)); sox is not installed, no ratio")
-            return
-        }
-        let sox = repeatMeasure(iterations) {
-            guard runProgram("sox", [input, "-r", "48000", output]) == 0 else { fatalError("sox failed") }
-        }
+        guard let sox = soxTimings(
+            [input, "-r", "48000", output], iterations: iterations, figure: "register 30 s WAV", ours: ours)
+        else { return }
         report(
             "register a 30 s 44.1 kHz stereo WAV (decode + resample to 48 kHz)",
             ours: ("SoundRegistry.register(fileAt:)", ours),

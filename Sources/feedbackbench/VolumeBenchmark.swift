@@ -39,13 +39,10 @@ struct VolumeBenchmark {
                 fatalError("setVolume and export failed: \(error)")
             }
         }
-        guard programExists("sox") else {
-            print("re-register 30 s stereo at volume 0.5: ours median \(milliseconds(ours.median)); sox is not installed, no ratio")
-            return
-        }
-        let sox = repeatMeasure(iterations) {
-            guard runProgram("sox", ["-v", "0.5", input, output]) == 0 else { fatalError("sox failed") }
-        }
+        guard let sox = soxTimings(
+            ["-v", "0.5", input, output], iterations: iterations, figure: "re-register 30 s stereo at volume 0.5",
+            ours: ours)
+        else { return }
         report(
             "re-register a 30 s 48 kHz stereo sound at volume 0.5",
             ours: ("SoundRegistry.setVolume(_:for:)", ours),

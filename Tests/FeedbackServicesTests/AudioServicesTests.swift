@@ -119,7 +119,7 @@ extension AudioServerSuites {
             var id: SystemSoundID = 77
             #expect(AudioServicesCreateSystemSoundID(directory.file("missing.wav"), &id) == kAudioServicesSystemSoundUnspecifiedError)
             let text = directory.file("text.wav")
-            FileManager.default.createFile(atPath: text, contents: Data("not a sound".utf8))
+            _ = FileManager.default.createFile(atPath: text, contents: Data("not a sound".utf8))
             #expect(AudioServicesCreateSystemSoundID(URL(fileURLWithPath: text), &id) == kAudioServicesSystemSoundUnspecifiedError)
             let long = directory.file("long.wav")
             try SoundFileWriter.write(

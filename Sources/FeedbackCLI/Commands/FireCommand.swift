@@ -27,11 +27,7 @@ enum FireCommand: Subcommand {
           --no-wait        Return at once; a detached feedbackctl plays the sound (its errors
                            are not reported)
           --json           Print {"version", "id", "event", "file", "duration", "result"}
-          --theme NAME     Look the sound up in this theme instead of the configured one
-          --profile NAME   The output profile to prefer (default: stereo)
-          --locale LOCALE  The locale to prefer
-          --search-path DIRS
-                           Colon-separated base directories to search for themes
+        \(ThemeOptions.help)
           -h, --help       Show this help
 
         EXIT STATUS:

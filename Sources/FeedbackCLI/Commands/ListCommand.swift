@@ -17,12 +17,7 @@ enum ListCommand: Subcommand {
                                 [--search-path DIRS]
 
         OPTIONS:
-          --theme NAME     Resolve in this theme instead of the configured one
-          --profile NAME   The output profile to prefer (default: stereo)
-          --locale LOCALE  The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)
-          --search-path DIRS
-                           Colon-separated base directories to search instead of the XDG
-                           ones and the shipped theme
+        \(ThemeOptions.help)
           --json           Print one JSON object: {"version", "theme", "sounds": [{"id", "name",
                            "category", "event", "status", "file", "theme", "duration"}],
                            "vibration": [{"id", "category"}]}; status is resolved, disabled

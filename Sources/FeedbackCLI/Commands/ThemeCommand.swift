@@ -23,12 +23,7 @@ enum ThemeCommand: Subcommand {
           EVENT            A Sound Naming spec or feedbackd event name, e.g. message-new-instant
 
         OPTIONS:
-          --theme NAME     Use this theme instead of the configured one
-          --profile NAME   The output profile to prefer (default: stereo)
-          --locale LOCALE  The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)
-          --search-path DIRS
-                           Colon-separated base directories to search instead of the XDG
-                           ones and the shipped theme
+        \(ThemeOptions.help)
           --json           Print one JSON object: {"version", "theme": {"name", "source"},
                            "profile", "locale", "localeFallbacks", "searchPath",
                            "themes": [{"name", "installed", "indexFile", "inherits"}],
@@ -124,8 +119,18 @@ enum ThemeCommand: Subcommand {
     }
 }
 
-/// The theme options `theme` and `list` share, and how both describe a lookup.
+/// The theme options `fire`, `list`, `theme` and `volume` share, and how they describe a lookup.
 enum ThemeOptions {
+    /// The options' help, one text for every command that takes them.
+    static let help = """
+          --theme NAME     Look sounds up in this theme instead of the configured one
+          --profile NAME   The output profile to prefer (default: stereo)
+          --locale LOCALE  The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)
+          --search-path DIRS
+                           Colon-separated base directories to search instead of the XDG
+                           ones and the shipped theme
+        """
+
     /// Takes `--theme`, `--profile`, `--locale` and `--search-path` and builds the resolver.
     static func resolver(_ parser: inout ArgumentParser) throws(CommandError) -> SoundThemeResolver {
         let explicitTheme = try parser.value("--theme")

@@ -28,11 +28,7 @@ enum VolumeCommand: Subcommand {
           --export FILE    Write the adjusted sound to FILE
           --json           Print {"version", "source", "multiplier", "loudnessBefore",
                            "loudness", "peak", "file"}; loudness is null when unmeasurable
-          --theme NAME     Look a system sound up in this theme instead of the configured one
-          --profile NAME   The output profile to prefer (default: stereo)
-          --locale LOCALE  The locale to prefer
-          --search-path DIRS
-                           Colon-separated base directories to search for themes
+        \(ThemeOptions.help)
           -h, --help       Show this help
 
         EXIT STATUS:
