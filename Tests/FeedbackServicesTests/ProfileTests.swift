@@ -13,7 +13,7 @@ import Testing
 
     func writeSettings(_ text: String) {
         mkdir(directory.file("feedbackservices"), 0o755)
-        FileManager.default.createFile(atPath: settingsPath, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: settingsPath, contents: Data(text.utf8))
     }
 
     @Test func pathFollowsXDGConfigHomeThenHome() {

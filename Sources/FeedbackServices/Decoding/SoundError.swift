@@ -46,6 +46,12 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The sound's loudness cannot be measured: it is silent, or has no 400 ms stretch above
         /// EBU R128's −70 LUFS gate, so it cannot be normalised.
         case loudnessUnmeasurable
+        /// The persistent registry file (`SoundRegistryFile`) cannot be read as one: not JSON, a
+        /// format this version does not know, or entries that contradict each other. It is left
+        /// exactly as it is; `detail` says what is wrong.
+        case registryDamaged
+        /// Another process held the persistent registry's lock for longer than the wait allowed.
+        case registryBusy(waited: Double)
     }
 
     /// Why it failed.
@@ -89,7 +95,9 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ioError(let code): "read failed (errno \(code))"
         case .unknownSoundID(let id): "no registered sound has ID \(id)"
         case .soundIDsExhausted: "every sound ID has been used"
-        case .writeFailed: "could not write the sound file"
+        case .writeFailed: "could not be written"
+        case .registryDamaged: "damaged sound registry; it was left untouched (repair or remove the file)"
+        case .registryBusy(let waited): "another process has held the registry's lock for \(formatSeconds(waited))"
         case .loudnessUnmeasurable: "too short or too quiet to measure its loudness (EBU R128 needs 400 ms above -70 LUFS)"
         }
     }

@@ -91,24 +91,13 @@ public final class FeedbackSettings: Sendable {
             throw SoundError(.writeFailed, source: "feedback settings", detail: "neither XDG_CONFIG_HOME nor HOME is set")
         }
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        makeDirectories(directory)
-        var lines = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n", omittingEmptySubsequences: false)
-            .map(String.init) ?? []
+        try AtomicFile.makeDirectories(directory, mode: 0o700)
+        let existing = try AtomicFile.read(path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) }
+        var lines = existing?.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) ?? []
         lines.removeAll { Self.key(of: $0) == "profile" }
         while lines.last == "" { lines.removeLast() }
         lines.append("profile=\(profile.rawValue)")
-        let text = lines.joined(separator: "\n") + "\n"
-        let temporary = "\(path).tmp-\(getpid())"
-        do {
-            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
-        } catch {
-            throw SoundError(.writeFailed, source: path, detail: "\(error)")
-        }
-        guard rename(temporary, path) == 0 else {
-            let message = String(cString: strerror(errno))
-            unlink(temporary)
-            throw SoundError(.writeFailed, source: path, detail: message)
-        }
+        try AtomicFile.write(Array((lines.joined(separator: "\n") + "\n").utf8), to: path, mode: 0o644)
     }
 
     static func parse(_ text: String) -> FeedbackProfile? {
@@ -143,13 +132,5 @@ public final class FeedbackSettings: Sendable {
         return FileStamp(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
-    }
-
-    private func makeDirectories(_ directory: String) {
-        var prefix = ""
-        for component in directory.split(separator: "/") {
-            prefix += "/\(component)"
-            mkdir(prefix, 0o755)
-        }
     }
 }

@@ -87,7 +87,7 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
         let path = "\(cacheDirectory)/\(key).wav"
         if access(path, R_OK) != 0 {
             do {
-                try makeDirectories(cacheDirectory)
+                try AtomicFile.makeDirectories(cacheDirectory, mode: 0o700)
                 try SoundFileWriter.write(buffer, to: path, format: .wav16)
             } catch {
                 let handle = PlaybackHandle(id: nextPlaybackID(), control: nil, queue: queue, completion: completion)
@@ -172,17 +172,6 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
         mix(UInt64(buffer.channelCount))
         for sample in buffer.samples { mix(UInt64(sample.bitPattern)) }
         return String(hash, radix: 16)
-    }
-}
-
-/// `mkdir -p` with mode 0700 for the directories it creates.
-func makeDirectories(_ path: String) throws(SoundError) {
-    var current = ""
-    for component in path.split(separator: "/") {
-        current += "/\(component)"
-        if mkdir(current, 0o700) != 0 && errno != EEXIST {
-            throw SoundError(.writeFailed, source: current, detail: systemMessage(errno))
-        }
     }
 }
 

@@ -1,0 +1,89 @@
+internal import CFeedbackShims
+import Glibc
+
+/// Small files written whole or not at all, and the directories they live in.
+enum AtomicFile {
+    /// Replaces `path` with `bytes`: a temporary file beside it (created with exactly `mode`, not
+    /// narrowed by the umask), written, flushed to disk, renamed over `path`, and the directory
+    /// flushed, so a reader sees the old file or the new one and a crash never leaves half a file.
+    /// - Throws: `SoundError` with `.writeFailed`, naming `path` and the system's message; `path`
+    ///   is untouched then.
+    static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(SoundError) {
+        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let fd = retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw SoundError(.writeFailed, source: path, detail: systemMessage(errno)) }
+        var committed = false
+        defer { if !committed { unlink(temporary) } }
+        var failure: Int32 = 0
+        if fchmod(fd, mode) != 0 { failure = errno }
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while failure == 0 && offset < raw.count {
+                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno != EINTR { failure = errno }
+                } else {
+                    offset += written
+                }
+            }
+        }
+        if failure == 0 && fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0 && failure == 0 { failure = errno }
+        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
+        guard failure == 0 else { throw SoundError(.writeFailed, source: path, detail: systemMessage(failure)) }
+        committed = true
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let directoryFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    /// Creates `path` and its missing parents with `mode`; existing directories are left as they are.
+    /// - Throws: `SoundError` with `.writeFailed` naming the directory that could not be made.
+    static func makeDirectories(_ path: String, mode: mode_t) throws(SoundError) {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/\(component)"
+            if mkdir(current, mode) != 0 && errno != EEXIST {
+                throw SoundError(.writeFailed, source: current, detail: systemMessage(errno))
+            }
+        }
+    }
+
+    /// The contents of `path`, or nil when there is no such file.
+    /// - Throws: `SoundError` for any other failure: `.permissionDenied`, `.isDirectory`,
+    ///   `.notARegularFile`, `.ioError`.
+    static func read(_ path: String, limit: Int) throws(SoundError) -> [UInt8]? {
+        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        guard fd >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT: return nil
+            case EACCES, EPERM: throw SoundError(.permissionDenied, source: path, detail: systemMessage(code))
+            default: throw SoundError(.ioError(errno: code), source: path, detail: systemMessage(code))
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw SoundError(.ioError(errno: errno), source: path, detail: systemMessage(errno))
+        }
+        if fbs_s_isdir(info.st_mode) != 0 { throw SoundError(.isDirectory, source: path) }
+        guard fbs_s_isreg(info.st_mode) != 0 else { throw SoundError(.notARegularFile, source: path) }
+        guard Int(info.st_size) <= limit else {
+            throw SoundError(.malformed, source: path, detail: "\(info.st_size) bytes, more than the \(limit) expected at most")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw SoundError(.ioError(errno: errno), source: path, detail: systemMessage(errno)) }
+            if got == 0 { break }
+            count += got
+        }
+        return Array(bytes[..<count])
+    }
+}

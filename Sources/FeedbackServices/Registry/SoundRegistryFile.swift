@@ -1,0 +1,340 @@
+public import FoundationEssentials
+import Glibc
+
+/// A sound registered in the persistent registry: a file, the level to play it at, and its ID.
+///
+/// The entry refers to the file, as `AudioServicesCreateSystemSoundID` refers to a URL: the file is
+/// decoded again whenever the sound is played from another process, so it must stay where it was.
+/// A value; safe to share across threads.
+public struct PersistentSound: Sendable, Equatable {
+    /// The ID, 4097 or above; never handed out twice by the same registry file.
+    public let id: SystemSoundID
+    /// The sound file's absolute path.
+    public let path: String
+    /// The level it plays at (re-registered from the original samples at each decode).
+    public var volume: VolumeAdjustment
+    /// The length in seconds when it was registered.
+    public let duration: Double
+    /// When it was registered (ISO 8601, UTC), or nil if the file did not say.
+    public let registered: String?
+
+    /// Creates an entry.
+    public init(id: SystemSoundID, path: String, volume: VolumeAdjustment, duration: Double, registered: String?) {
+        self.id = id
+        self.path = path
+        self.volume = volume
+        self.duration = duration
+        self.registered = registered
+    }
+}
+
+/// Registrations that outlive the process: the sound IDs `feedbackctl register` hands out, kept in
+/// a JSON file so that later runs (and other programs) can play them by number.
+///
+/// The file is `$XDG_DATA_HOME/feedbackservices/registry.json` (`~/.local/share/…` when
+/// `XDG_DATA_HOME` is unset), mode 0600 in a 0700 directory:
+///
+/// ```json
+/// {"format": 1, "nextID": 4099,
+///  "sounds": [{"id": 4097, "path": "/home/me/ding.wav", "volume": 0.5, "limiter": null,
+///              "duration": 0.42, "registered": "2026-11-30T04:10:00Z"}]}
+/// ```
+///
+/// - A missing file is an empty registry.
+/// - Every change is one read-modify-write under an exclusive `flock` on `registry.json.lock`,
+///   and the new contents replace the file atomically (temporary file, `fsync`, `rename`), so
+///   several processes registering at once all succeed, none loses another's entry, and a reader
+///   never sees half a file. Reading takes no lock.
+/// - A file that cannot be read as a registry (not JSON, an unknown format, contradictory
+///   entries) is an error (`.registryDamaged`, with what is wrong) and is never written over:
+///   every change refuses until a person repairs or removes it.
+/// - IDs start at 4097 and are never reused, even after `unregister`: `nextID` only grows.
+///
+/// Thread safety: an instance holds only its path; every method may be called from any thread
+/// and any number of processes at once.
+public final class SoundRegistryFile: Sendable {
+    /// The file's path.
+    public let path: String
+    /// How long a change waits for another process's lock before failing with `.registryBusy`.
+    public let lockTimeout: Double
+
+    /// The newest file format this version reads and writes.
+    public static let format = 1
+    /// The largest registry file read (a guard against reading a huge file by mistake).
+    static let maximumFileSize = 16 << 20
+
+    /// The registry at `path`.
+    public init(path: String, lockTimeout: Double = 10) {
+        self.path = path
+        self.lockTimeout = lockTimeout
+    }
+
+    /// The current user's registry, at `defaultPath(environment:)`.
+    /// - Throws: `SoundError` with `.notFound` when neither `XDG_DATA_HOME` nor `HOME` is set.
+    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SoundError) {
+        guard let path = Self.defaultPath(environment: environment) else {
+            throw SoundError(.notFound, source: "sound registry", detail: "neither XDG_DATA_HOME nor HOME is set")
+        }
+        self.init(path: path)
+    }
+
+    /// `$XDG_DATA_HOME/feedbackservices/registry.json`, else `$HOME/.local/share/feedbackservices/registry.json`;
+    /// nil when neither is set. A relative `XDG_DATA_HOME` is ignored, as the XDG spec says.
+    public static func defaultPath(environment: [String: String]) -> String? {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return "\(data)/feedbackservices/registry.json"
+        }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return "\(home)/.local/share/feedbackservices/registry.json"
+    }
+
+    /// Every registered sound, by ascending ID. A missing file gives none.
+    /// - Throws: `SoundError`: `.registryDamaged`, or the system's refusal to read the file.
+    public func sounds() throws(SoundError) -> [PersistentSound] {
+        try load().sounds
+    }
+
+    /// The sound registered as `id`.
+    /// - Throws: `SoundError` with `.unknownSoundID` when there is none, or as `sounds()`.
+    public func sound(_ id: SystemSoundID) throws(SoundError) -> PersistentSound {
+        guard let sound = try load().sounds.first(where: { $0.id == id }) else {
+            throw SoundError(.unknownSoundID(id), source: path)
+        }
+        return sound
+    }
+
+    /// Decodes the file at `path` (to check that it is a usable sound of at most the decoder's
+    /// limit) and registers it under a new ID.
+    /// - Parameters:
+    ///   - path: the sound file; a relative path is made absolute against the working directory.
+    ///   - volume: the level it plays at.
+    /// - Returns: the new entry.
+    /// - Throws: `SoundError`: the decoder's error (nothing is registered then), `.registryDamaged`,
+    ///   `.registryBusy`, `.soundIDsExhausted`, or `.writeFailed`.
+    @discardableResult
+    public func register(
+        fileAt path: String, volume: VolumeAdjustment = .unchanged, decoder: SoundDecoder = SoundDecoder()
+    ) throws(SoundError) -> PersistentSound {
+        let absolute = Self.absolutePath(path)
+        let decoded = try decoder.decode(fileAt: absolute)
+        let registered = Date.now.formatted(.iso8601)
+        return try update { contents throws(SoundError) in
+            guard contents.nextID <= UInt64(SystemSoundID.max) else {
+                throw SoundError(.soundIDsExhausted, source: self.path)
+            }
+            let sound = PersistentSound(
+                id: SystemSoundID(contents.nextID), path: absolute, volume: volume,
+                duration: decoded.buffer.duration, registered: registered)
+            contents.nextID += 1
+            contents.sounds.append(sound)
+            return sound
+        }
+    }
+
+    /// Removes `id`. Its number is not handed out again.
+    /// - Returns: the entry that was removed.
+    /// - Throws: `SoundError` with `.unknownSoundID` when there is none (the file is not rewritten),
+    ///   or as `register`.
+    @discardableResult
+    public func unregister(_ id: SystemSoundID) throws(SoundError) -> PersistentSound {
+        try update { contents throws(SoundError) in
+            guard let index = contents.sounds.firstIndex(where: { $0.id == id }) else {
+                throw SoundError(.unknownSoundID(id), source: self.path)
+            }
+            return contents.sounds.remove(at: index)
+        }
+    }
+
+    /// Stores a new level for `id`.
+    /// - Returns: the entry as now stored.
+    /// - Throws: `SoundError` with `.unknownSoundID` when there is none, or as `register`.
+    @discardableResult
+    public func setVolume(_ volume: VolumeAdjustment, for id: SystemSoundID) throws(SoundError) -> PersistentSound {
+        try update { contents throws(SoundError) in
+            guard let index = contents.sounds.firstIndex(where: { $0.id == id }) else {
+                throw SoundError(.unknownSoundID(id), source: self.path)
+            }
+            contents.sounds[index].volume = volume
+            return contents.sounds[index]
+        }
+    }
+
+    /// Decodes the sound `id` and applies its level, ready to play.
+    /// - Throws: `SoundError`: `.unknownSoundID`, the decoder's error for the file (it may have
+    ///   been moved, changed or deleted since it was registered), or as `sounds()`.
+    public func decode(_ id: SystemSoundID, decoder: SoundDecoder = SoundDecoder()) throws(SoundError) -> PCMBuffer {
+        let entry = try sound(id)
+        let registry = SoundRegistry(decoder: decoder)
+        let local = try registry.register(fileAt: entry.path)
+        return try registry.setVolume(entry.volume, for: local).buffer
+    }
+
+    // MARK: - The file
+
+    /// The registry as read from or written to the file.
+    struct Contents {
+        var nextID = UInt64(SoundRegistry.firstCustomSoundID)
+        var sounds: [PersistentSound] = []
+    }
+
+    /// The file's JSON shape.
+    private struct Document: Codable {
+        var format: Int
+        var nextID: UInt64
+        var sounds: [Entry]
+
+        struct Entry: Codable {
+            var id: UInt32
+            var path: String
+            var volume: Float
+            var limiter: Float?
+            var duration: Double
+            var registered: String?
+        }
+    }
+
+    /// Reads the file; a missing file is an empty registry.
+    func load() throws(SoundError) -> Contents {
+        guard let bytes = try AtomicFile.read(path, limit: Self.maximumFileSize) else { return Contents() }
+        let document: Document
+        do {
+            document = try JSONDecoder().decode(Document.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            throw damaged(Self.describe(error))
+        } catch {
+            throw damaged("\(error)")
+        }
+        return try validate(document)
+    }
+
+    private func validate(_ document: Document) throws(SoundError) -> Contents {
+        guard document.format == Self.format else {
+            throw damaged("format \(document.format) is not the format \(Self.format) this version reads")
+        }
+        var contents = Contents(nextID: document.nextID)
+        var seen = Set<UInt32>()
+        for entry in document.sounds {
+            guard entry.id >= SoundRegistry.firstCustomSoundID else {
+                throw damaged("ID \(entry.id) is below \(SoundRegistry.firstCustomSoundID)")
+            }
+            guard seen.insert(entry.id).inserted else { throw damaged("ID \(entry.id) appears twice") }
+            guard UInt64(entry.id) < document.nextID else {
+                throw damaged("ID \(entry.id) is not below nextID \(document.nextID)")
+            }
+            guard entry.path.hasPrefix("/") else { throw damaged("sound \(entry.id) has a relative path '\(entry.path)'") }
+            guard entry.volume.isFinite, entry.volume >= 0 else {
+                throw damaged("sound \(entry.id) has volume \(entry.volume)")
+            }
+            var limiting = VolumeAdjustment.Limiting.clip
+            if let ceiling = entry.limiter {
+                guard ceiling > 0 && ceiling <= 1 else {
+                    throw damaged("sound \(entry.id) has limiter ceiling \(ceiling), not in 0<…≤1")
+                }
+                limiting = .peakLimiter(ceiling: ceiling)
+            }
+            contents.sounds.append(
+                PersistentSound(
+                    id: entry.id, path: entry.path, volume: VolumeAdjustment(multiplier: entry.volume, limiting: limiting),
+                    duration: entry.duration, registered: entry.registered))
+        }
+        contents.sounds.sort { $0.id < $1.id }
+        return contents
+    }
+
+    private func encode(_ contents: Contents) throws(SoundError) -> [UInt8] {
+        let entries = contents.sounds.map { sound in
+            var ceiling: Float?
+            if case .peakLimiter(let value) = sound.volume.limiting { ceiling = value }
+            return Document.Entry(
+                id: sound.id, path: sound.path, volume: sound.volume.multiplier, limiter: ceiling,
+                duration: sound.duration, registered: sound.registered)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do {
+            let data = try encoder.encode(Document(format: Self.format, nextID: contents.nextID, sounds: entries))
+            return Array(data) + [UInt8(ascii: "\n")]
+        } catch {
+            throw SoundError(.writeFailed, source: path, detail: "\(error)")
+        }
+    }
+
+    /// One change: lock, read, change, write atomically, unlock. When `change` throws, nothing is
+    /// written.
+    private func update<T>(_ change: (inout Contents) throws(SoundError) -> T) throws(SoundError) -> T {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !directory.isEmpty { try AtomicFile.makeDirectories(directory, mode: 0o700) }
+        let lock = try acquireLock()
+        defer { close(lock) }
+        var contents = try load()
+        let result = try change(&contents)
+        try AtomicFile.write(try encode(contents), to: path, mode: 0o600)
+        return result
+    }
+
+    /// Opens `registry.json.lock` and takes an exclusive `flock` on it, waiting at most `lockTimeout`.
+    /// The lock goes with the descriptor: closing it (or the process ending) releases it.
+    private func acquireLock() throws(SoundError) -> Int32 {
+        let lockPath = path + ".lock"
+        let fd = retryingOnInterrupt { open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+        guard fd >= 0 else {
+            let code = errno
+            let reason: SoundError.Reason = code == EACCES || code == EPERM ? .permissionDenied : .writeFailed
+            throw SoundError(reason, source: lockPath, detail: systemMessage(code))
+        }
+        let start = monotonicSeconds()
+        var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR else {
+                close(fd)
+                throw SoundError(.ioError(errno: code), source: lockPath, detail: systemMessage(code))
+            }
+            let waited = monotonicSeconds() - start
+            guard waited < lockTimeout else {
+                close(fd)
+                throw SoundError(.registryBusy(waited: waited), source: path)
+            }
+            nanosleep(&pause, nil)
+            pause.tv_nsec = min(pause.tv_nsec * 2, 20_000_000)
+        }
+        return fd
+    }
+
+    private func damaged(_ why: String) -> SoundError {
+        SoundError(.registryDamaged, source: path, detail: why)
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func at(_ path: [any CodingKey]) -> String {
+            path.isEmpty ? "the top level" : path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty
+                ? "not JSON: \(context.debugDescription)" : "\(at(context.codingPath)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "\(at(context.codingPath + [key])) is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "\(at(context.codingPath)) has the wrong type"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func absolutePath(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var parts = directory.split(separator: "/").map(String.init)
+        for part in path.split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..": if !parts.isEmpty { parts.removeLast() }
+            default: parts.append(String(part))
+            }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+}
