@@ -3,15 +3,31 @@
 ///
 /// Options are taken out by the command's `flag`/`value` calls; `finish` then refuses any option
 /// nobody asked for and checks the number of positional arguments.
+///
+/// The parser also carries the invocation's environment, so that commands read `XDG_*` and the
+/// like from it and tests can run them in process with an environment of their own.
 struct ArgumentParser {
     private var remaining: [String]
     private var positionals: [String] = []
     private let command: String
+    /// The environment the command runs in.
+    let environment: [String: String]
     /// Whether `-h` or `--help` was given.
     private(set) var helpRequested = false
+    /// Whether `-q` or `--quiet` was given: the command prints nothing on standard output.
+    private(set) var quietRequested = false
+    /// Things the command could not do but that did not fail it; printed as `Warning: …` on
+    /// standard error after the command.
+    private(set) var warnings: [String] = []
 
-    init(_ arguments: [String], command: String) {
+    /// Adds a warning.
+    mutating func warn(_ message: String) {
+        warnings.append(message)
+    }
+
+    init(_ arguments: [String], command: String, environment: [String: String] = [:]) {
         self.command = command
+        self.environment = environment
         if let end = arguments.firstIndex(of: "--") {
             remaining = Array(arguments[..<end])
             positionals = Array(arguments[(end + 1)...])
@@ -21,6 +37,10 @@ struct ArgumentParser {
         if let index = remaining.firstIndex(where: { $0 == "-h" || $0 == "--help" }) {
             remaining.remove(at: index)
             helpRequested = true
+        }
+        while let index = remaining.firstIndex(where: { $0 == "-q" || $0 == "--quiet" }) {
+            remaining.remove(at: index)
+            quietRequested = true
         }
     }
 

@@ -18,6 +18,8 @@ public enum ExitCode: Int32, Sendable {
     case cannotCreate = 73
     /// `EX_IOERR`: an input/output error.
     case ioError = 74
+    /// `EX_TEMPFAIL`: try again later (another process holds the sound registry's lock).
+    case temporaryFailure = 75
     /// `EX_NOPERM`: permission denied.
     case noPermission = 77
     /// Stopped by Ctrl-C (128 + SIGINT), after stopping the sound.
@@ -53,10 +55,11 @@ struct CommandError: Error {
         case .permissionDenied: .noPermission
         case .ioError: .ioError
         case .writeFailed: .cannotCreate
-        case .unknownSoundID: .usage
+        case .unknownSoundID: .noInput
+        case .registryBusy: .temporaryFailure
         case .soundIDsExhausted: .software
         case .notASoundFile, .malformed, .unsupportedEncoding, .empty, .exceedsMaximumDuration,
-            .tooManyChannels, .invalidSampleRate, .invalidSamples, .loudnessUnmeasurable:
+            .tooManyChannels, .invalidSampleRate, .invalidSamples, .loudnessUnmeasurable, .registryDamaged:
             .dataError
         }
     }

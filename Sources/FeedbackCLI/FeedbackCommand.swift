@@ -1,3 +1,4 @@
+public import FoundationEssentials
 import Glibc
 
 /// `feedbackctl`: the command-line front of FeedbackServices.
@@ -12,12 +13,15 @@ public enum FeedbackCommand {
     static let subcommands: [any Subcommand.Type] = [
         FireCommand.self,
         PlayCommand.self,
+        StopCommand.self,
         InfoCommand.self,
         VibrateCommand.self,
         ListCommand.self,
         ThemeCommand.self,
         DevicesCommand.self,
         ProfileCommand.self,
+        RegisterCommand.self,
+        UnregisterCommand.self,
         VolumeCommand.self,
         VersionCommand.self,
         HelpCommand.self,
@@ -28,31 +32,47 @@ public enum FeedbackCommand {
         if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
             Interruption.install()
             Detach.record(arguments: arguments)
+            ActivePlayers.enable(arguments: arguments)
         }
         var output = StandardStream(fd: STDOUT_FILENO)
         var errors = StandardStream(fd: STDERR_FILENO)
-        return run(arguments: arguments, output: &output, errors: &errors)
+        let status = run(arguments: arguments, output: &output, errors: &errors)
+        ActivePlayers.leave()
+        return status
     }
 
-    /// Runs the command: data and help go to `output`, diagnostics (`Error: …`) to `errors`.
+    /// Runs the command: data and help go to `output`, diagnostics (`Error: …`, `Warning: …`) to
+    /// `errors`. `environment` is what the command reads `XDG_*`, `PULSE_SERVER` and the like from
+    /// (the process's own by default).
     /// - Returns: 0, or a `sysexits.h` code (`ExitCode`).
     public static func run(
-        arguments: [String], output: inout some TextOutputStream, errors: inout some TextOutputStream
+        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        output: inout some TextOutputStream, errors: inout some TextOutputStream
     ) -> Int32 {
         var text = ""
+        var context = Context(environment: environment)
         do {
-            try dispatch(arguments, output: &text)
-            output.write(text)
+            try dispatch(arguments, context: &context, output: &text)
+            if !context.quiet { output.write(text) }
+            context.warnings.forEach { errors.write("Warning: \($0)\n") }
             return ExitCode.success.rawValue
         } catch {
-            output.write(text)
+            if !context.quiet { output.write(text) }
+            context.warnings.forEach { errors.write("Warning: \($0)\n") }
             errors.write("Error: \(error.message)\n")
             if error.showUsage { errors.write("Run 'feedbackctl help' for usage.\n") }
             return error.exitCode.rawValue
         }
     }
 
-    private static func dispatch(_ arguments: [String], output: inout String) throws(CommandError) {
+    /// What `dispatch` learns that `run` needs afterwards.
+    private struct Context {
+        let environment: [String: String]
+        var quiet = false
+        var warnings: [String] = []
+    }
+
+    private static func dispatch(_ arguments: [String], context: inout Context, output: inout String) throws(CommandError) {
         guard let name = arguments.first, name != "-h", name != "--help" else {
             return output.write(overview)
         }
@@ -60,8 +80,10 @@ public enum FeedbackCommand {
         guard let command = subcommand(named: name) else {
             throw CommandError.usage("unknown command '\(name)'")
         }
-        var parser = ArgumentParser(Array(arguments.dropFirst()), command: name)
+        var parser = ArgumentParser(Array(arguments.dropFirst()), command: name, environment: context.environment)
+        context.quiet = parser.quietRequested && !parser.helpRequested
         if parser.helpRequested { return output.write(command.help) }
+        defer { context.warnings = parser.warnings }
         try command.run(&parser, output: &output)
     }
 
@@ -84,13 +106,15 @@ public enum FeedbackCommand {
             \(commands.joined(separator: "\n"))
 
             OPTIONS:
-              -h, --help       Show this help
+              -h, --help       Show this help (also after a command: 'feedbackctl fire --help')
+              -q, --quiet      After a command: print nothing on standard output, only errors
               --version        Print the version
 
             EXIT STATUS:
-              0 success; 64 usage error; 65 not usable sound data; 66 no such input file;
-              69 service or device unavailable; 70 internal error; 73 cannot create output;
-              74 I/O error; 77 permission denied.
+              0 success; 64 usage error; 65 not usable sound data (or a damaged registry);
+              66 no such input file or sound; 69 service or device unavailable; 70 internal
+              error; 73 cannot create output; 74 I/O error; 75 the registry is busy, try again;
+              77 permission denied; 130/143 stopped by SIGINT/SIGTERM (after stopping the sound).
 
             Run 'feedbackctl help <command>' for a command's options.
 

@@ -68,6 +68,7 @@ enum Playback {
                 throw CommandError(message: error.description, exitCode: .unavailable)
             }
         }
+        ActivePlayers.enter()
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<PlaybackEnd?>(nil)
         let handle = output.play(buffer, options: options, queue: .global()) { end in

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 import Synchronization
@@ -5,7 +6,7 @@ import Synchronization
 @testable import FeedbackCLI
 
 /// What one run of feedbackctl produced.
-struct CommandResult {
+struct CommandResult: Sendable {
     var status: Int32
     var output: String
     var errors: String
@@ -20,6 +21,15 @@ func feedbackctl(_ arguments: [String]) -> CommandResult {
     var output = ""
     var errors = ""
     let status = FeedbackCommand.run(arguments: arguments, output: &output, errors: &errors)
+    return CommandResult(status: status, output: output, errors: errors)
+}
+
+/// Runs feedbackctl in process with `environment` added to (and overriding) this process's.
+func feedbackctl(_ arguments: [String], environment: [String: String]) -> CommandResult {
+    var output = ""
+    var errors = ""
+    let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let status = FeedbackCommand.run(arguments: arguments, environment: merged, output: &output, errors: &errors)
     return CommandResult(status: status, output: output, errors: errors)
 }
 
@@ -86,6 +96,23 @@ func runProcess(
     }
     let exited = (status & 0x7f) == 0
     return CommandResult(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output: read("out"), errors: read("err"))
+}
+
+/// Runs `body` on a thread of its own (not the test's cooperative pool, which a blocking wait
+/// could fill); the returned function waits for its result.
+func inBackground<T: Sendable>(_ body: @escaping @Sendable () -> T) -> () -> T {
+    let result = Mutex<T?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        let value = body()
+        result.withLock { $0 = value }
+        done.signal()
+    }
+    return {
+        done.wait()
+        done.signal()
+        return result.withLock { $0! }
+    }
 }
 
 /// The repository's root, from this file's path.

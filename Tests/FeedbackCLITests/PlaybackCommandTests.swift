@@ -11,7 +11,12 @@ import FeedbackServices
     @Test(arguments: [
         (["fire"], ExitCode.usage, "missing argument for 'fire'"),
         (["fire", "1017"], .noInput, "system sound 1017 is not assigned"),
-        (["fire", "99999"], .noInput, "99999"),
+        (["fire", "99999"], .noInput, "no sound is registered as 99999"),
+        (["fire", "2000"], .noInput, "2000 is not a system sound ID (1000…1351, or 4095 to vibrate); registered sounds have IDs from 4097"),
+        (["fire", "1007", "--wait", "--no-wait"], .usage, "--wait and --no-wait exclude each other"),
+        (["fire", "4095", "--output", "x.wav"], .usage, "4095 only vibrates; there is no sound to write to a file"),
+        (["stop", "--timeout", "soon"], .usage, "--timeout takes seconds from 0 to 60, not 'soon'"),
+        (["stop", "everything"], .usage, "unexpected argument 'everything' for 'stop'"),
         (["fire", "no-such-event-anywhere"], .noInput, "no sound for 'no-such-event-anywhere'"),
         (["fire", "../etc/passwd"], .usage, "event name"),
         (["fire", "1007", "--volume", "loud"], .usage, "--volume takes a number from 0.0 to 16.0, not 'loud'"),
@@ -84,6 +89,58 @@ import FeedbackServices
         #expect(result.status == 69)
         #expect(result.errors.contains("no audio output is available"))
         #expect(result.errors.contains("unix:/nonexistent/native (PULSE_SERVER)"))
+    }
+
+    @Test func theProfileSilencesFire() throws {
+        let server = try PrivateSoundServer.address()
+        for (profile, result) in [("quiet", "silenced"), ("silent", "silenced"), ("full", "finished")] {
+            let run = runProcess(
+                feedbackctlBinary, ["fire", "1007", "--json"],
+                environment: ["PULSE_SERVER=\(server)", "FEEDBACKSERVICES_PROFILE=\(profile)"])
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(run.output.contains("\"result\":\"\(result)\"") && run.output.contains("\"profile\":\"\(profile)\""), "\(run.output)")
+        }
+    }
+
+    /// Two waiting players and one left by --no-wait, all ended by `feedbackctl stop`.
+    @Test func stopEndsEveryPlayer() throws {
+        let server = try PrivateSoundServer.address()
+        let runtime = "/tmp/feedbackctl-stop-\(getpid())"
+        mkdir(runtime, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
+        let source = "\(runtime)/long.wav"
+        let tone = try SoundDecoder().decode(samples: [Float](repeating: 0.1, count: 48_000 * 10), sampleRate: 48_000, channelCount: 1)
+        try SoundFileWriter.write(tone, to: source, format: .wav16)
+        let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
+        let directory = ActivePlayers.directory(environment: ["XDG_RUNTIME_DIR": runtime])
+        // A file left by a player that was killed: no lock, so it is cleaned up and not signalled.
+        mkdir(directory, 0o700)
+        _ = FileManager.default.createFile(atPath: "\(directory)/999999", contents: Data("feedbackctl play x\n".utf8))
+
+        let players = (0..<2).map { _ in
+            inBackground { runProcess(feedbackctlBinary, ["play", source], environment: environment) }
+        }
+        let detached = runProcess(feedbackctlBinary, ["play", "--no-wait", source], environment: environment)
+        #expect(detached.status == 0)
+        let deadline = Date().addingTimeInterval(5)
+        while ActivePlayers.players(in: directory).count < 3 && Date() < deadline { usleep(10_000) }
+        let playing = ActivePlayers.players(in: directory)
+        #expect(playing.count == 3 && playing.allSatisfy { $0.what == "feedbackctl play \(source)" }, "\(playing)")
+
+        let started = Date()
+        let stop = runProcess(feedbackctlBinary, ["stop", "--json"], environment: environment)
+        #expect(stop.status == 0, "\(stop.errors)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(stop.output.utf8)) as? [String: Any])
+        let stopped = try #require(report["stopped"] as? [[String: Any]])
+        #expect(Set(stopped.compactMap { $0["pid"] as? Int }) == Set(playing.map { Int($0.pid) }))
+        for player in players {
+            let result = player()
+            #expect(result.status == 143, "\(result.errors)")
+        }
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(playing.allSatisfy { !ActivePlayers.isRunning($0.pid, in: directory) })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "every player removed its file")
+        #expect(runProcess(feedbackctlBinary, ["stop"], environment: environment).output == "Nothing was playing.\n")
     }
 
     @Test func ctrlCStopsTheSoundAndExits130() throws {

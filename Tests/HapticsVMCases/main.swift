@@ -382,6 +382,36 @@ run("cli") {
     return "devices --json, vibrate --duration/--intensity, --pattern/--amplitudes, first device by default"
 }
 
+run("cli-fire") {
+    // fire under the profile: IDs that only vibrate, and a sound with --vibrate whose sound fails
+    // (no sound server in the VM) while its vibration still plays to the end.
+    let program = try device("FBS Fire")
+    var output = ""
+    var errors = ""
+    var status = FeedbackCommand.run(
+        arguments: ["fire", "4095", "--json"], environment: ["FEEDBACKSERVICES_PROFILE": "quiet"], output: &output, errors: &errors)
+    try expect(status == 0 && output.contains("\"result\":\"vibrated\""), "fire 4095: \(status) \(output) \(errors)")
+    output = ""
+    status = FeedbackCommand.run(
+        arguments: ["fire", "1011", "--json"], environment: ["FEEDBACKSERVICES_PROFILE": "silent"], output: &output, errors: &errors)
+    try expect(status == 0 && output.contains("\"result\":\"silenced\""), "fire 1011 silent: \(status) \(output) \(errors)")
+
+    let sound = "/tmp/fire-tone.wav"
+    let tone = try SoundDecoder().decode(samples: [Float](repeating: 0.2, count: 4_800), sampleRate: 48_000, channelCount: 1)
+    try SoundFileWriter.write(tone, to: sound, format: .wav16)
+    let environment = ["XDG_DATA_HOME": "/tmp/fire-data", "FEEDBACKSERVICES_PROFILE": "full", "XDG_RUNTIME_DIR": "/nonexistent"]
+    let id = try SoundRegistryFile(path: "/tmp/fire-data/feedbackservices/registry.json").register(fileAt: sound).id
+    errors = ""
+    let started = monotonicMicroseconds()
+    status = FeedbackCommand.run(arguments: ["fire", "\(id)", "--vibrate"], environment: environment, output: &output, errors: &errors)
+    let elapsed = Double(monotonicMicroseconds() - started) / 1e3
+    try expect(status == 69 && errors.contains("no audio output"), "fire --vibrate without sound: \(status) \(errors)")
+    try expect(elapsed >= 390, "the vibration played to its end (\(elapsed) ms)")
+    let seen = uploads(program.records()).map { [$0.int("strong"), $0.int("length")] }
+    try expect(seen == [[65535, 400], [65535, 400]], "uploads \(seen)")
+    return "4095 vibrates under quiet, 1011 silenced under silent, --vibrate outlasts a failed sound (\(Int(elapsed)) ms)"
+}
+
 run("permission-denied") {
     let program = try device("FBS Locked")
     try expect(chmod(program.path, 0o600) == 0, "chmod")

@@ -17,6 +17,7 @@ enum DevicesCommand: Subcommand {
           --json           Print one JSON object: {"version", "vibrators": [{"path", "name",
                            "effects", "maximumEffects", "gain"}]}
           --input-dir DIR  Scan DIR instead of /dev/input
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         EXIT STATUS:

@@ -20,6 +20,7 @@ enum InfoCommand: Subcommand {
         OPTIONS:
           --json           Print one JSON object: {"version", "sounds": [{"path", "container",
                            "encoding", "sampleRate", "channels", "duration", "peak"}]}
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         EXAMPLES:

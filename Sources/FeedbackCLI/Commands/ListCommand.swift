@@ -10,8 +10,9 @@ enum ListCommand: Subcommand {
         Every AudioServices system sound ID (1000-1351) that has a sound is shown with
         its documented name, the theme event it plays, the file that event resolves to
         in the active theme, and the file's duration; then the IDs that only vibrate
-        (4095 and the vibration-only IDs). Exits 66 if any sound resolves to nothing,
-        65 if a resolved file cannot be decoded.
+        (4095 and the vibration-only IDs), and the sounds 'feedbackctl register' made
+        (a damaged registry gives a warning, not a failure). Exits 66 if any sound
+        resolves to nothing, 65 if a resolved file cannot be decoded.
 
         USAGE: feedbackctl list [--json] [--theme NAME] [--profile NAME] [--locale LOCALE]
                                 [--search-path DIRS]
@@ -20,8 +21,11 @@ enum ListCommand: Subcommand {
         \(ThemeOptions.help)
           --json           Print one JSON object: {"version", "theme", "sounds": [{"id", "name",
                            "category", "event", "status", "file", "theme", "duration"}],
-                           "vibration": [{"id", "category"}]}; status is resolved, disabled
-                           or notFound, and file and duration are null when there is none
+                           "vibration": [{"id", "category"}], "registered": [{"id", "file",
+                           "duration", "volume"}]}; status is resolved, disabled or notFound,
+                           file and duration are null when there is none, registered is null
+                           when the registry cannot be read
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         EXAMPLES:
@@ -56,10 +60,21 @@ enum ListCommand: Subcommand {
             return Row(sound: sound, result: result, duration: duration)
         }
         let vibration = SystemSoundCatalog.vibrationOnly.sorted { $0.key < $1.key }
+        var registered: [PersistentSound]?
+        do throws(CommandError) {
+            let registry = try RegistryArguments.registry(parser)
+            do {
+                registered = try registry.sounds()
+            } catch {
+                throw CommandError(soundError: error)
+            }
+        } catch {
+            parser.warn("registered sounds not listed: \(error.message)")
+        }
         if json {
-            output.write(jsonText(resolver, rows: rows, vibration: vibration) + "\n")
+            output.write(jsonText(resolver, rows: rows, vibration: vibration, registered: registered) + "\n")
         } else {
-            output.write(text(resolver, rows: rows, vibration: vibration))
+            output.write(text(resolver, rows: rows, vibration: vibration, registered: registered))
         }
         let unresolved = rows.filter { if case .notFound = $0.result { true } else { false } }
         let undecodable = rows.filter { if case .resolved = $0.result { $0.duration == nil } else { false } }
@@ -73,7 +88,10 @@ enum ListCommand: Subcommand {
         }
     }
 
-    private static func text(_ resolver: SoundThemeResolver, rows: [Row], vibration: [(key: SystemSoundID, value: String)]) -> String {
+    private static func text(
+        _ resolver: SoundThemeResolver, rows: [Row], vibration: [(key: SystemSoundID, value: String)],
+        registered: [PersistentSound]?
+    ) -> String {
         let nameWidth = max(4, rows.map(\.sound.name.count).max() ?? 0)
         let eventWidth = max(5, rows.map(\.sound.event.count).max() ?? 0)
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
@@ -92,10 +110,21 @@ enum ListCommand: Subcommand {
         lines.append("")
         lines.append("Vibration only:")
         for (id, category) in vibration { lines.append("\(id)  \(category)") }
+        if let registered, !registered.isEmpty {
+            lines.append("")
+            lines.append("Registered (feedbackctl register):")
+            for sound in registered {
+                let volume = sound.volume == .unchanged ? "" : "  volume \(sound.volume.multiplier)"
+                lines.append("\(sound.id)  \(formatDuration(sound.duration))  \(sound.path)\(volume)")
+            }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func jsonText(_ resolver: SoundThemeResolver, rows: [Row], vibration: [(key: SystemSoundID, value: String)]) -> String {
+    private static func jsonText(
+        _ resolver: SoundThemeResolver, rows: [Row], vibration: [(key: SystemSoundID, value: String)],
+        registered: [PersistentSound]?
+    ) -> String {
         let sounds: [JSON] = rows.map { row in
             guard case .object(var members) = ThemeOptions.json(event: row.sound.event, result: row.result) else {
                 return .null
@@ -111,6 +140,15 @@ enum ListCommand: Subcommand {
             "theme": .object(["name": .string(resolver.theme.name), "source": .string(resolver.theme.source.rawValue)]),
             "sounds": .array(sounds),
             "vibration": .array(vibration.map { .object(["id": .number(Double($0.key)), "category": .string($0.value)]) }),
+            "registered": registered.map { sounds in
+                .array(
+                    sounds.map { sound in
+                        .object([
+                            "id": .number(Double(sound.id)), "file": .string(sound.path), "duration": .number(sound.duration),
+                            "volume": .number(Double(sound.volume.multiplier)),
+                        ])
+                    })
+            } ?? .null,
         ])
     }
 

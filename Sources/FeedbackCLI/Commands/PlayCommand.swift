@@ -26,6 +26,7 @@ enum PlayCommand: Subcommand {
           --no-wait        Return at once; a detached feedbackctl plays the sound (its errors
                            are not reported)
           --json           Print {"version", "file", "duration", "result"}
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         EXAMPLES:

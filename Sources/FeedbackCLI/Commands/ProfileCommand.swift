@@ -23,6 +23,7 @@ enum ProfileCommand: Subcommand {
         OPTIONS:
           --json           Print {"version", "profile", "source", "file"}; source is
                            "environment", "file" or "default"
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         EXIT STATUS:

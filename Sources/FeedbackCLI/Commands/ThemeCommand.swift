@@ -29,6 +29,7 @@ enum ThemeCommand: Subcommand {
                            "themes": [{"name", "installed", "indexFile", "inherits"}],
                            "events": [{"event", "status", "file", "theme", "matchedName",
                            "locale"}]}; status is resolved, disabled or notFound
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         EXAMPLES:
@@ -137,7 +138,7 @@ enum ThemeOptions {
         let profile = try parser.value("--profile")
         let locale = try parser.value("--locale")
         let searchPath = try parser.value("--search-path")
-        let environment = ProcessInfo.processInfo.environment
+        let environment = parser.environment
         var resolver: SoundThemeResolver
         do {
             resolver = try SoundThemeResolver.standard(explicitTheme: explicitTheme, environment: environment)

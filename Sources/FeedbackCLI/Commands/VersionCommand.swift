@@ -9,6 +9,7 @@ enum VersionCommand: Subcommand {
 
         OPTIONS:
           --json           Print {"version": "…"}
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         """

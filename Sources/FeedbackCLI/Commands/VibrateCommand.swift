@@ -23,6 +23,7 @@ enum VibrateCommand: Subcommand {
           --amplitudes A,... One strength 0...1 per timing; 0 is a pause
           --device PATH|NAME The device node, or a text its name contains
           --input-dir DIR    Look for devices in DIR instead of /dev/input
+          -q, --quiet        Print nothing on standard output, only errors
           -h, --help         Show this help
 
         EXIT STATUS:
@@ -47,7 +48,7 @@ enum VibrateCommand: Subcommand {
             try list(text, option: "--amplitudes").map { item throws(CommandError) in try strength(item, option: "--amplitudes") }
         }
         let device = try parser.value("--device")
-        let directory = try parser.value("--input-dir") ?? "/dev/input"
+        let directory = try parser.value("--input-dir") ?? Vibration.inputDirectory
         try parser.finish(positionals: 0)
 
         if duration != nil && timings != nil { throw CommandError.usage("--duration and --pattern exclude each other") }
@@ -71,32 +72,8 @@ enum VibrateCommand: Subcommand {
             case let text? where text.hasPrefix("/"): .path(text)
             case let text?: .name(text)
             }
-        let engine: HapticEngine
-        do {
-            engine = try HapticEngine(selector, discovery: VibratorDiscovery(directory: directory))
-        } catch {
-            throw CommandError(hapticsError: error)
-        }
-        engine.maximumStrength = intensity
-        let done = DispatchSemaphore(value: 0)
-        let result = Result()
-        let playback = engine.play(pattern) { completion in
-            result.set(completion)
-            done.signal()
-        }
-        defer {
-            engine.shutdown()
-            engine.device.close()
-        }
-        try Interruption.wait(for: done) { playback.stop() }
-        if case .failed(let error) = result.get() { throw CommandError(hapticsError: error) }
-    }
-
-    /// The completion, handed from the engine's thread to the waiting command.
-    private final class Result: Sendable {
-        private let value = Mutex<HapticCompletion?>(nil)
-        func set(_ completion: HapticCompletion) { value.withLock { $0 = completion } }
-        func get() -> HapticCompletion? { value.withLock { $0 } }
+        let vibration = try Vibration.start(pattern, on: selector, directory: directory, intensity: intensity)
+        try vibration.wait()
     }
 
     private static func list(_ text: String, option: String) throws(CommandError) -> [String] {
@@ -133,4 +110,65 @@ enum VibrateCommand: Subcommand {
 
 extension Substring {
     fileprivate var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+}
+
+/// A vibration a command started and waits for (`vibrate`, `fire --vibrate`).
+struct Vibration {
+    /// Where vibrators are looked for unless `--input-dir` says otherwise.
+    static let inputDirectory = "/dev/input"
+
+    private let engine: HapticEngine
+    private let playback: HapticPlayback
+    private let done: DispatchSemaphore
+    private let result: Result
+
+    /// Opens the vibrator `selector` picks and starts `pattern` on it; the command announces
+    /// itself to `feedbackctl stop` (`ActivePlayers`).
+    static func start(
+        _ pattern: VibrationPattern, on selector: VibratorSelector = .first, directory: String = inputDirectory,
+        intensity: Double = 1
+    ) throws(CommandError) -> Vibration {
+        let engine: HapticEngine
+        do {
+            engine = try HapticEngine(selector, discovery: VibratorDiscovery(directory: directory))
+        } catch {
+            throw CommandError(hapticsError: error)
+        }
+        engine.maximumStrength = intensity
+        ActivePlayers.enter()
+        let done = DispatchSemaphore(value: 0)
+        let result = Result()
+        let playback = engine.play(pattern) { completion in
+            result.set(completion)
+            done.signal()
+        }
+        return Vibration(engine: engine, playback: playback, done: done, result: result)
+    }
+
+    /// Waits until the vibration is over (Ctrl-C stops it first and throws the interruption),
+    /// then closes the device.
+    func wait() throws(CommandError) {
+        defer {
+            engine.shutdown()
+            engine.device.close()
+        }
+        try Interruption.wait(for: done) { playback.stop() }
+        if case .failed(let error) = result.get() { throw CommandError(hapticsError: error) }
+    }
+
+    /// Stops the vibration, waits for it to end and closes the device.
+    func stop() {
+        playback.stop()
+        done.wait()
+        done.signal()
+        engine.shutdown()
+        engine.device.close()
+    }
+
+    /// The completion, handed from the engine's thread to the waiting command.
+    private final class Result: Sendable {
+        private let value = Mutex<HapticCompletion?>(nil)
+        func set(_ completion: HapticCompletion) { value.withLock { $0 = completion } }
+        func get() -> HapticCompletion? { value.withLock { $0 } }
+    }
 }

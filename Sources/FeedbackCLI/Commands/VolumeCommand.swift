@@ -13,12 +13,14 @@ enum VolumeCommand: Subcommand {
         --limit), or scaled to an EBU R128 integrated loudness with --lufs. The result is
         described, and with --export written in the container and sample format of the
         source file (at 48 kHz). A system sound ID (1000-1351) is looked up in the active
-        sound theme.
+        sound theme. For an ID made by 'feedbackctl register' (4097 and up) the new level is
+        also stored in the registry: 'feedbackctl fire ID' plays at it from then on.
 
         USAGE: feedbackctl volume [OPTIONS] ID|FILE [X]
 
         ARGUMENTS:
-          ID|FILE          A system sound ID (1000-1351) or a sound file
+          ID|FILE          A system sound ID (1000-1351), a registered ID (4097 and up), or a
+                           sound file
           X                Linear volume multiplier, 0 to 16 (1 keeps the original level)
 
         OPTIONS:
@@ -26,18 +28,22 @@ enum VolumeCommand: Subcommand {
                            the peak limiter
           --limit          Limit peaks (5 ms attack, 50 ms release) instead of clipping them
           --export FILE    Write the adjusted sound to FILE
-          --json           Print {"version", "source", "multiplier", "loudnessBefore",
-                           "loudness", "peak", "file"}; loudness is null when unmeasurable
+          --json           Print {"version", "source", "id", "multiplier", "loudnessBefore",
+                           "loudness", "peak", "file"}; loudness is null when unmeasurable,
+                           id is null unless a registered ID was changed
         \(ThemeOptions.help)
+          -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
 
         EXIT STATUS:
           0 done; 64 bad argument; 65 the sound is not usable (or, with --lufs, too quiet
-          or short to measure); 66 no such file or sound; 73 FILE cannot be written.
+          or short to measure), or the registry is damaged; 66 no such file or sound; 73 FILE
+          (or the registry) cannot be written; 75 the registry is busy.
 
         EXAMPLES:
           feedbackctl volume alert.wav 0.5 --export alert-half.wav
           feedbackctl volume 1007 --lufs -16 --export tri-tone.wav
+          feedbackctl volume 4097 0.3
 
         """
 
@@ -69,7 +75,13 @@ enum VolumeCommand: Subcommand {
         guard (multiplier == nil) != (lufs == nil) else {
             throw CommandError.usage("give either a multiplier X or --lufs TARGET")
         }
-        let path = try soundPath(arguments[0], resolver: resolver)
+        let registeredID = SystemSoundID(arguments[0]).flatMap { $0 >= SoundRegistry.firstCustomSoundID ? $0 : nil }
+        let path: String
+        if let registeredID {
+            path = try RegistryArguments.entry(registeredID, parser).path
+        } else {
+            path = try soundPath(arguments[0], resolver: resolver)
+        }
         let registry = SoundRegistry()
         let sound: RegisteredSound
         let before: Double?
@@ -82,13 +94,19 @@ enum VolumeCommand: Subcommand {
                 sound = try registry.setVolume(multiplier!, for: id, limiting: limit ? .peakLimiter() : .clip)
             }
             if let export { try registry.export(id, to: export) }
-        } catch {
+            if let registeredID { try RegistryArguments.registry(parser).setVolume(sound.volume, for: registeredID) }
+        } catch let error as SoundError {
             throw CommandError(soundError: error)
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError(message: "\(error)", exitCode: .software)
         }
         let after = try? registry.loudness(of: sound.id)
         if json {
             output += JSON.object([
                 "version": .string(FeedbackCommand.version), "source": .string(path),
+                "id": registeredID.map { .number(Double($0)) } ?? .null,
                 "multiplier": .number(Double(sound.volume.multiplier)),
                 "loudnessBefore": before.map { .number($0) } ?? .null, "loudness": after.map { .number($0) } ?? .null,
                 "peak": .number(Double(sound.buffer.peak)), "file": export.map { .string($0) } ?? .null,
@@ -103,6 +121,7 @@ enum VolumeCommand: Subcommand {
 
             """
         if let export { output += "  written:    \(export)\n" }
+        if let registeredID { output += "  stored:     \(registeredID) plays at this level from now on\n" }
     }
 
     private static func soundPath(_ target: String, resolver: SoundThemeResolver) throws(CommandError) -> String {

@@ -1,0 +1,160 @@
+import FeedbackServices
+
+/// `feedbackctl register FILE`: give a sound file a persistent sound ID.
+enum RegisterCommand: Subcommand {
+    static let name = "register"
+    static let abstract = "Register a sound file under a new sound ID that later runs can fire"
+    static let help = """
+        OVERVIEW: Register a sound file under a new sound ID that later runs can fire.
+
+        The file is decoded to check that it is a sound of at most 30 s, then recorded under
+        a new ID from 4097 up, which is printed. 'feedbackctl fire ID' plays it from then on,
+        in any later run; the file is read again each time, so it must stay where it is. IDs
+        are never reused, even after 'feedbackctl unregister'. Several processes may register
+        at once. The registry is \(RegistryArguments.location)
+        (~/.local/share/… without XDG_DATA_HOME), mode 0600.
+
+        USAGE: feedbackctl register [--volume X] [--limit] [--json] FILE
+
+        ARGUMENTS:
+          FILE             The sound file (WAV, FLAC, Ogg Vorbis, Opus, MP3, …)
+
+        OPTIONS:
+          --volume X       Play it at X times its level, 0 to 16 (default 1); see 'volume'
+          --limit          Limit peaks the volume pushes past full scale instead of clipping
+          --json           Print {"version", "id", "file", "duration", "volume", "registry"}
+          -q, --quiet      Print nothing on standard output, only errors
+          -h, --help       Show this help
+
+        EXIT STATUS:
+          0 registered; 64 bad argument; 65 not a usable sound (or longer than 30 s), or
+          the registry file is damaged (it is left untouched); 66 no such file; 73 the
+          registry cannot be written; 75 another process held the registry for 10 s.
+
+        EXAMPLES:
+          id=$(feedbackctl register ~/sounds/ding.oga) && feedbackctl fire "$id"
+          feedbackctl register --volume 0.5 alarm.wav
+
+        """
+
+    static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
+        let volume = try SoundArguments.volume(&parser)
+        let limit = parser.flag("--limit")
+        let json = parser.flag("--json")
+        let path = try parser.finish(positionals: 1)[0]
+        let registry = try RegistryArguments.registry(parser)
+        let sound: PersistentSound
+        do {
+            sound = try registry.register(
+                fileAt: path, volume: VolumeAdjustment(multiplier: volume, limiting: limit ? .peakLimiter() : .clip))
+        } catch {
+            throw CommandError(soundError: error)
+        }
+        if json {
+            output += JSON.object([
+                "version": .string(FeedbackCommand.version), "id": .number(Double(sound.id)), "file": .string(sound.path),
+                "duration": .number(sound.duration), "volume": .number(Double(sound.volume.multiplier)),
+                "registry": .string(registry.path),
+            ]) + "\n"
+        } else {
+            output += "\(sound.id)\n"
+        }
+    }
+}
+
+/// `feedbackctl unregister ID`: remove a persistent registration.
+enum UnregisterCommand: Subcommand {
+    static let name = "unregister"
+    static let abstract = "Remove a sound ID made by 'register'"
+    static let help = """
+        OVERVIEW: Remove a sound ID made by 'register'.
+
+        The entry is removed from the registry, \(RegistryArguments.location)
+        (~/.local/share/… without XDG_DATA_HOME); the sound file itself is not touched. The ID
+        is not handed out again.
+
+        USAGE: feedbackctl unregister [--json] ID
+
+        ARGUMENTS:
+          ID               A registered sound ID (4097 or above; see 'feedbackctl list')
+
+        OPTIONS:
+          --json           Print {"version", "id", "file"}
+          -q, --quiet      Print nothing on standard output, only errors
+          -h, --help       Show this help
+
+        EXIT STATUS:
+          0 removed; 64 not a sound ID; 65 the registry file is damaged (it is left
+          untouched); 66 no sound is registered under ID; 73 the registry cannot be written;
+          75 another process held the registry for 10 s.
+
+        """
+
+    static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
+        let json = parser.flag("--json")
+        let text = try parser.finish(positionals: 1)[0]
+        guard let id = SystemSoundID(text), id >= SoundRegistry.firstCustomSoundID else {
+            throw CommandError.usage("'\(text)' is not a registered sound ID (4097 or above)")
+        }
+        let registry = try RegistryArguments.registry(parser)
+        let removed: PersistentSound
+        do {
+            removed = try registry.unregister(id)
+        } catch {
+            throw RegistryArguments.failure(error, id: id, registry: registry)
+        }
+        if json {
+            output += JSON.object([
+                "version": .string(FeedbackCommand.version), "id": .number(Double(id)), "file": .string(removed.path),
+            ]) + "\n"
+        } else {
+            output += "Unregistered \(id) (\(removed.path)).\n"
+        }
+    }
+}
+
+/// The persistent registry as the commands use it.
+enum RegistryArguments {
+    /// Where the registry lives, for help texts.
+    static let location = "$XDG_DATA_HOME/feedbackservices/registry.json"
+
+    /// The registry for the command's environment.
+    static func registry(_ parser: ArgumentParser) throws(CommandError) -> SoundRegistryFile {
+        do {
+            return try SoundRegistryFile(environment: parser.environment)
+        } catch {
+            throw CommandError(message: error.description, exitCode: .unavailable)
+        }
+    }
+
+    /// The entry of the sound registered as `id`.
+    static func entry(_ id: SystemSoundID, _ parser: ArgumentParser) throws(CommandError) -> PersistentSound {
+        let registry = try registry(parser)
+        do {
+            return try registry.sound(id)
+        } catch {
+            throw failure(error, id: id, registry: registry)
+        }
+    }
+
+    /// The sound registered as `id`, decoded at its volume, and its entry.
+    static func decode(_ id: SystemSoundID, _ parser: ArgumentParser) throws(CommandError) -> (PersistentSound, PCMBuffer) {
+        let registry = try registry(parser)
+        do {
+            return (try registry.sound(id), try registry.decode(id))
+        } catch {
+            throw failure(error, id: id, registry: registry)
+        }
+    }
+
+    /// A registry error about `id` as the commands report it.
+    static func failure(_ error: SoundError, id: SystemSoundID, registry: SoundRegistryFile) -> CommandError {
+        var failure = CommandError(soundError: error)
+        if case .unknownSoundID = error.reason {
+            failure.message = "no sound is registered as \(id) (see 'feedbackctl list'; the registry is \(registry.path))"
+        } else if error.source != registry.path {
+            failure.message = "registered sound \(id): \(error.description)"
+        }
+        return failure
+    }
+}
