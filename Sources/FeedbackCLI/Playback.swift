@@ -32,13 +32,14 @@ enum Playback {
         }
     }
 
-    /// Plays `buffer` and returns how it ended; Ctrl-C (SIGINT) or SIGTERM stop the sound first
+    /// Plays `buffer` (on `pending`, an output already being opened, if given) and returns how it ended; Ctrl-C (SIGINT) or SIGTERM stop the sound first
     /// and then end the command with 130 or 143 (`Interruption`). Without `wait`, a detached copy
     /// of the command plays it (`Detach`) and this returns nil at once; rendering to a file always
     /// finishes first.
-    static func play(_ buffer: PCMBuffer, options: PlaybackOptions, to destination: Destination, wait: Bool)
-        throws(CommandError) -> PlaybackEnd?
-    {
+    static func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions, to destination: Destination, wait: Bool,
+        pending: PendingOutput? = nil
+    ) throws(CommandError) -> PlaybackEnd? {
         if !wait && !destination.isFile {
             _ = try Detach.relaunch()
             return nil
@@ -55,18 +56,8 @@ enum Playback {
                 throw CommandError(message: error.description, exitCode: .cannotCreate)
             }
             return .finished
-        case .canberra:
-            do {
-                output = try CanberraOutput()
-            } catch {
-                throw CommandError(message: error.description, exitCode: .unavailable)
-            }
-        case .engine:
-            do {
-                output = try AudioOutputSelection.automatic()
-            } catch {
-                throw CommandError(message: error.description, exitCode: .unavailable)
-            }
+        case .canberra, .engine:
+            output = try (pending ?? PendingOutput(destination)).output()
         }
         ActivePlayers.enter()
         let done = DispatchSemaphore(value: 0)
@@ -97,5 +88,55 @@ enum Playback {
         case .cancelled?: "cancelled"
         case .failed?: "failed"
         }
+    }
+}
+
+/// An audio output being opened on another thread while the command finds and decodes its sound:
+/// connecting to the sound server and creating the stream take as long as the rest of a `fire`,
+/// so doing both at once brings the first sample forward.
+final class PendingOutput: Sendable {
+    private let result = Mutex<Result<any AudioOutput, CommandError>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts opening the output `destination` names (the engine or libcanberra; nothing for a file).
+    init(_ destination: Playback.Destination) {
+        let open: @Sendable () -> Result<any AudioOutput, CommandError>
+        switch destination {
+        case .file:
+            done.signal()
+            return
+        case .canberra:
+            open = {
+                do {
+                    return .success(try CanberraOutput())
+                } catch {
+                    return .failure(CommandError(message: String(describing: error), exitCode: .unavailable))
+                }
+            }
+        case .engine:
+            open = {
+                do {
+                    return .success(try AudioOutputSelection.automatic())
+                } catch {
+                    return .failure(CommandError(message: String(describing: error), exitCode: .unavailable))
+                }
+            }
+        }
+        DispatchQueue.global(qos: .userInitiated).async {
+            let opened = open()
+            self.result.withLock { $0 = opened }
+            self.done.signal()
+        }
+    }
+
+    /// The output, once it is open.
+    /// - Throws: `CommandError` (69) when it could not be opened.
+    func output() throws(CommandError) -> any AudioOutput {
+        done.wait()
+        done.signal()
+        guard let result = result.withLock({ $0 }) else {
+            throw CommandError(message: "a file is not an audio output", exitCode: .software)
+        }
+        return try result.get()
     }
 }

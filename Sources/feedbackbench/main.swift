@@ -1,11 +1,13 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|command]
 import FeedbackServices
 import FoundationEssentials
 import Glibc
 
 var iterations = 15
+let figures = ["registration", "volume", "engine", "command"]
+var only: Set<String> = Set(figures)
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -16,8 +18,15 @@ while let argument = arguments.popFirst() {
         }
         iterations = value
     case "--quick": iterations = 3
+    case "--only":
+        guard let names = arguments.popFirst()?.split(separator: ",").map(String.init),
+            names.allSatisfy(figures.contains)
+        else {
+            fatalError("--only takes a comma-separated list of \(figures.joined(separator: ", "))")
+        }
+        only = Set(names)
     case "-h", "--help":
-        print("USAGE: feedbackbench [--iterations N] [--quick]")
+        print("USAGE: feedbackbench [--iterations N] [--quick] [--only \(figures.joined(separator: ","))]")
         exit(0)
     default:
         print("feedbackbench: unknown argument '\(argument)'")
@@ -29,9 +38,19 @@ let workDirectory = makeTemporaryDirectory()
 defer { removeTree(workDirectory) }
 
 print("feedbackbench: \(iterations) iterations per figure; medians; ratio = ours / reference (lower is faster)")
-print("")
-RegistrationBenchmark(directory: workDirectory, iterations: iterations).run()
-print("")
-VolumeBenchmark(directory: workDirectory, iterations: iterations).run()
-print("")
-EngineBenchmark(directory: workDirectory, plays: max(30, iterations * 2)).run()
+if only.contains("registration") {
+    print("")
+    RegistrationBenchmark(directory: workDirectory, iterations: iterations).run()
+}
+if only.contains("volume") {
+    print("")
+    VolumeBenchmark(directory: workDirectory, iterations: iterations).run()
+}
+if only.contains("engine") {
+    print("")
+    EngineBenchmark(directory: workDirectory, plays: max(30, iterations * 2)).run()
+}
+if only.contains("command") {
+    print("")
+    CommandBenchmark(plays: max(30, iterations * 2)).run()
+}

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import FeedbackServices
+@testable import FeedbackPlayer
 
 /// A 10-minute FLAC, written in chunks so that making it does not itself hold ten minutes in
 /// memory: mono 48 kHz, a sine whose frequency says which minute it is (300 Hz + 50 Hz × minute).

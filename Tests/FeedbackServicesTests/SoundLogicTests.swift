@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import FeedbackServices
+@testable import FeedbackPlayer
 
 /// The player's building blocks without a server: curves, seeks in the mixer, the streaming ring,
 /// the feeder, name lookup, the decode cache, and the manager on a file output.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import FeedbackServices
+@testable import FeedbackPlayer
 
 extension AudioServerSuites {
     /// `Sound` and `SoundManager` against a real PulseAudio server: what its monitor recorded is

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 
 @testable import FeedbackServices
+@testable import FeedbackPlayer
 
 /// Private PulseAudio servers for the player suites, one per suite name: each has its own null
 /// sink and recording, so the player suites and `EngineTests` never hear each other.

@@ -79,6 +79,12 @@ enum FireCommand: Subcommand {
         let resolver = try ThemeOptions.resolver(&parser)
         let target = try identify(try parser.finish(positionals: 1)[0])
         if wait && noWait { throw CommandError.usage("--wait and --no-wait exclude each other") }
+        let profile = FeedbackSettings(environment: parser.environment).profile
+        // Connect to the sound server while the sound is looked up and decoded.
+        var pending: PendingOutput?
+        if !destination.isFile && !noWait && profile.allowsSound {
+            if case .vibrationOnly = target {} else { pending = PendingOutput(destination) }
+        }
 
         var report: [String: JSON] = [
             "version": .string(FeedbackCommand.version), "event": .null, "id": .null, "file": .null,
@@ -127,7 +133,6 @@ enum FireCommand: Subcommand {
             }
             return finish(report, json: json, output: &output)
         }
-        let profile = FeedbackSettings(environment: parser.environment).profile
         report["profile"] = .string(profile.rawValue)
         if noWait {
             _ = try Detach.relaunch()
@@ -153,7 +158,8 @@ enum FireCommand: Subcommand {
         if let sound, report["result"] == nil {
             if profile.allowsSound {
                 do {
-                    let end = try Playback.play(sound, options: PlaybackOptions(volume: volume), to: destination, wait: true)
+                    let end = try Playback.play(
+                        sound, options: PlaybackOptions(volume: volume), to: destination, wait: true, pending: pending)
                     report["result"] = .string(Playback.name(of: end))
                 } catch {
                     // Interrupted: stop everything. The sound failed: the vibration still ends as asked.

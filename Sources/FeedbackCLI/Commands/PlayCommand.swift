@@ -44,10 +44,12 @@ enum PlayCommand: Subcommand {
         let noWait = parser.flag("--no-wait")
         let json = parser.flag("--json")
         let path = try parser.finish(positionals: 1)[0]
+        // Connect to the sound server while the file is decoded.
+        let pending = noWait || destination.isFile ? nil : PendingOutput(destination)
         let buffer = try SoundArguments.decode(path)
         let end = try Playback.play(
             buffer, options: PlaybackOptions(volume: volume, pan: pan, playCount: loops), to: destination,
-            wait: !noWait)
+            wait: !noWait, pending: pending)
         if json {
             output += JSON.object([
                 "version": .string(FeedbackCommand.version), "file": .string(path),

@@ -11,7 +11,7 @@ public struct PCMBuffer: Sendable, Equatable {
     public let sampleRate: Int
 
     /// Wraps samples that are already valid: a whole number of frames, 1 or 2 channels, finite values.
-    init(validSamples samples: [Float], channelCount: Int, sampleRate: Int) {
+    package init(validSamples samples: [Float], channelCount: Int, sampleRate: Int) {
         precondition(channelCount == 1 || channelCount == 2)
         precondition(samples.count % channelCount == 0)
         self.samples = samples

@@ -6,9 +6,11 @@ import Glibc
 ///
 /// Owned by one decode call from open to close and never shared, so it needs no lock; being
 /// non-copyable, it closes both exactly once.
-struct SoundFileReader: ~Copyable {
+package struct SoundFileReader: ~Copyable {
     let path: String
     let info: SF_INFO
+    /// The file's length in seconds, from its header (no decoding).
+    package var duration: Double { Double(info.frames) / Double(max(1, info.samplerate)) }
     private let fd: Int32
     private let handle: OpaquePointer
 
@@ -17,7 +19,7 @@ struct SoundFileReader: ~Copyable {
     /// The file is opened non-blocking and checked with `fstat` before libsndfile sees it, so a FIFO
     /// with no writer, a device such as `/dev/zero`, or a directory is refused at once instead of
     /// hanging or reading forever.
-    init(path: String) throws(SoundError) {
+    package init(path: String) throws(SoundError) {
         self.path = path
         let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { throw Self.openError(errno: errno, path: path) }

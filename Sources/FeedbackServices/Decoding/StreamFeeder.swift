@@ -9,7 +9,7 @@ import Glibc
 /// A looping feeder goes back to the file's first frame at its end without flushing the
 /// resampler, so the converter sees one continuous signal and the seam is as smooth as the file.
 /// A decoding error part-way ends the stream early (the rest of the voice renders silent).
-final class StreamFeeder: @unchecked Sendable {
+package final class StreamFeeder: @unchecked Sendable {
     // Locking rule: `reader`, `resampler` and the scratch buffers are used by one thread at a time:
     // the creating thread until `start()` (for `prefill`), then only the feeder thread. The ring
     // they fill is shared through its own atomics (see `StreamingSource`).
@@ -18,7 +18,7 @@ final class StreamFeeder: @unchecked Sendable {
     static let chunkFrames = 4_096
 
     /// The ring the mixer reads.
-    let source: StreamingSource
+    package let source: StreamingSource
     private let reader: SoundFileReader
     private let resampler: OpaquePointer?
     private let fileChannels: Int
@@ -35,7 +35,7 @@ final class StreamFeeder: @unchecked Sendable {
     ///   - bufferDuration: seconds of audio the ring holds (decoded ahead plus kept for rewrites).
     ///   - history: seconds kept behind the mixer for rewrites; more than the engine's queue.
     /// - Throws: `SoundError` if the file cannot be opened, read or seeked, or the converter fails.
-    init(
+    package init(
         path: String, engineRate: Int, offset: Int64, looping: Bool, bufferDuration: Double = 4, history: Double = 1
     ) throws(SoundError) {
         let reader = try SoundFileReader(path: path)
@@ -86,14 +86,14 @@ final class StreamFeeder: @unchecked Sendable {
 
     /// Decodes up to `seconds` ahead on the calling thread, so the first frames are there before
     /// the voice starts. Call before `start()`.
-    func prefill(seconds: Double, engineRate: Int) {
+    package func prefill(seconds: Double, engineRate: Int) {
         let target = Int64(seconds * Double(engineRate))
         while !finished, source.decodedFrames < target, source.writableFrames >= stepFrames { step() }
     }
 
     /// Starts the feeder thread. It ends at the end of a non-looping file or when the source is
     /// cancelled.
-    func start() {
+    package func start() {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = pthread_create(&thread, nil, { context in

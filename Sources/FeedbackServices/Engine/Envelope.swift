@@ -6,7 +6,7 @@ import Glibc
 /// Gain, pan and fades are envelopes rather than state that changes as audio is rendered, so the
 /// mix is a pure function of the timeline: rendering a range again gives the same samples, which is
 /// what lets the engine rewrite audio the server has queued but not yet played.
-struct Envelope: Sendable, Equatable {
+package struct Envelope: Sendable, Equatable {
     struct Point: Sendable, Equatable {
         var frame: Int64
         var value: Float
@@ -44,7 +44,7 @@ struct Envelope: Sendable, Equatable {
     }
 
     /// How a ramp moves from its start value to its target.
-    enum Curve: Sendable, Equatable {
+    package enum Curve: Sendable, Equatable {
         /// A straight line: the level changes by the same amount every frame.
         case linear
         /// A quarter sine: rising as sin(t·π/2), falling as cos(t·π/2) (relative to the ramp's span),

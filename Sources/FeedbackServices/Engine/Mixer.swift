@@ -1,7 +1,7 @@
 import Glibc
 
 /// Where a voice's samples come from.
-enum VoiceSource: Sendable {
+package enum VoiceSource: Sendable {
     /// A decoded sound held whole in memory.
     case buffer(PCMBuffer)
     /// A long sound decoded ahead by another thread into a bounded ring (see `StreamingSource`).

@@ -13,7 +13,7 @@ import Synchronization
 /// Threads: one feeder writes (`write`, `finish`), one mixer reads (`readableRun`, `noteDemand`).
 /// They share only the atomics below; a slot is rewritten only once the mixer can no longer ask
 /// for the frame it held (it lies more than `history` frames behind the demand).
-final class StreamingSource: @unchecked Sendable {
+package final class StreamingSource: @unchecked Sendable {
     // Locking rule: `storage` is written only by the feeder, at slots for frames >= `decoded` and
     // < `writableLimit`, and read only by the mixer at slots for frames < `decoded` (acquire) and
     // within `capacity - history` of the demand; the atomics order the two. No lock is needed.

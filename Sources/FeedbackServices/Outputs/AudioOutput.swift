@@ -13,10 +13,10 @@ public struct PlaybackOptions: Sendable, Equatable {
     public var fadeIn: Double
 
     /// The shape of the fade-in (the player's crossfades rise along an equal-power curve).
-    var fadeCurve: Envelope.Curve = .linear
+    package var fadeCurve: Envelope.Curve = .linear
     /// A play on the same output that fades out, along `fadeCurve`, over the same frames as this
     /// one fades in: a crossfade aligned to the frame, which two separate calls could not promise.
-    var replacing: UInt64?
+    package var replacing: UInt64?
 
     /// Repeat until stopped.
     public static let forever = Int.max

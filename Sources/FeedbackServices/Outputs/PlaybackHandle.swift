@@ -1,4 +1,4 @@
-import Dispatch
+package import Dispatch
 import Synchronization
 
 /// What a handle asks of the output that plays its sound.
@@ -23,6 +23,11 @@ public final class PlaybackHandle: Sendable {
     /// nothing and the completion has already reported `.failed(.outputClosed)`.
     private weak let control: (any PlaybackControl)?
     private let completion: Mutex<(queue: DispatchQueue, body: (@Sendable (PlaybackEnd) -> Void)?)?>
+
+    /// A handle with no output behind it (a play that failed before it reached one), for the player module.
+    package convenience init(id: UInt64, queue: DispatchQueue, completion: (@Sendable (PlaybackEnd) -> Void)?) {
+        self.init(id: id, control: nil, queue: queue, completion: completion)
+    }
 
     init(
         id: UInt64, control: (any PlaybackControl)?, queue: DispatchQueue,
@@ -64,13 +69,13 @@ public final class PlaybackHandle: Sendable {
         fadeOut(duration: duration, curve: .linear)
     }
 
-    func fadeOut(duration: Double, curve: Envelope.Curve) {
+    package func fadeOut(duration: Double, curve: Envelope.Curve) {
         guard isPlaying else { return }
         control?.fadeOut(id, duration: max(0, duration), curve: curve)
     }
 
     /// Moves the volume to `volume` over `ramp` seconds along `curve`.
-    func setVolume(_ volume: Float, ramp: Double, curve: Envelope.Curve) {
+    package func setVolume(_ volume: Float, ramp: Double, curve: Envelope.Curve) {
         guard isPlaying else { return }
         control?.setVolume(id, max(0, volume), ramp: ramp, curve: curve)
     }
@@ -80,7 +85,7 @@ public final class PlaybackHandle: Sendable {
     /// already carried out); a finish or failure comes from the output, which already knows.
     /// - Returns: whether this call ended it.
     @discardableResult
-    func end(_ reason: PlaybackEnd, stoppingVoice: Bool = true) -> Bool {
+    package func end(_ reason: PlaybackEnd, stoppingVoice: Bool = true) -> Bool {
         guard let (queue, body) = completion.withLock({ state -> (DispatchQueue, (@Sendable (PlaybackEnd) -> Void)?)? in
             defer { state = nil }
             return state

@@ -98,7 +98,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     }
 
     /// Starts a voice `offset` frames into `source` (a seek, or streamed music), at the engine rate.
-    func play(
+    package func play(
         _ source: VoiceSource, offset: Int64, options: PlaybackOptions, queue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
@@ -698,12 +698,12 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
 private let playbackIDs = Atomic<UInt64>(1)
 
 /// A process-wide unique play number.
-func nextPlaybackID() -> UInt64 {
+package func nextPlaybackID() -> UInt64 {
     playbackIDs.wrappingAdd(1, ordering: .relaxed).oldValue
 }
 
 /// CLOCK_MONOTONIC in seconds.
-func monotonicSeconds() -> Double {
+package func monotonicSeconds() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9

@@ -1,3 +1,4 @@
+import FeedbackServices
 public import Foundation
 import Glibc
 import Synchronization
@@ -364,7 +365,7 @@ public final class SoundManager: Sendable {
         let threshold = streamingThreshold
         if let cached = buffers.withLock({ $0[path] }), cached.duration <= threshold { return .buffer(cached) }
         let header = try SoundFileReader(path: path)
-        let seconds = Double(header.info.frames) / Double(max(1, header.info.samplerate))
+        let seconds = header.duration
         _ = consume header
         if seconds > threshold { return .stream(duration: seconds) }
         let decoded = try SoundDecoder(sampleRate: engineSampleRate, maximumDuration: nil).decode(fileAt: path)

@@ -1,3 +1,4 @@
+import FeedbackServices
 import Dispatch
 
 /// What a `Sound` plays: a decoded buffer shared through the manager's cache, or a file too long
@@ -68,7 +69,7 @@ enum SoundContent: Sendable {
     private static func failed(_ error: SoundError, completion: @escaping @Sendable (PlaybackEnd) -> Void)
         -> PlaybackHandle
     {
-        let handle = PlaybackHandle(id: nextPlaybackID(), control: nil, queue: .global(), completion: completion)
+        let handle = PlaybackHandle(id: nextPlaybackID(), queue: .global(), completion: completion)
         handle.end(.failed(PlaybackError(.unsupportedSound, detail: error.description)))
         return handle
     }

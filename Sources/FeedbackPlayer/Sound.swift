@@ -1,3 +1,4 @@
+@_exported public import FeedbackServices
 public import Foundation
 import Synchronization
 
