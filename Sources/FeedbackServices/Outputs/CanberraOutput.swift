@@ -41,10 +41,8 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
         _ = ca_context_set_driver(context, "pulse")
         status = Self.withProperties(["application.name": applicationName]) { ca_context_change_props_full(context, $0) }
         if status == 0 { status = ca_context_open(context) }
-        guard status == 0 else {
-            ca_context_destroy(context)
-            throw Self.error(status)
-        }
+        // Every stored property is set, so throwing runs deinit, which destroys the context.
+        guard status == 0 else { throw Self.error(status) }
     }
 
     deinit {
