@@ -9,6 +9,9 @@ struct ArgumentParser {
     private let command: String
     /// Whether `-h` or `--help` was given.
     private(set) var helpRequested = false
+    /// Every option a `flag` or `value` call asked for, with whether it takes a value: the options
+    /// the command understands, which the tests compare with its help.
+    private(set) var requestedOptions: [String: Bool] = [:]
 
     init(_ arguments: [String], command: String) {
         self.command = command
@@ -26,6 +29,7 @@ struct ArgumentParser {
 
     /// Takes a boolean option; true if it was given.
     mutating func flag(_ name: String) -> Bool {
+        requestedOptions[name] = false
         guard let index = remaining.firstIndex(of: name) else { return false }
         remaining.remove(at: index)
         return true
@@ -33,6 +37,7 @@ struct ArgumentParser {
 
     /// Takes an option with a value (`--name=value` or `--name value`).
     mutating func value(_ name: String) throws(CommandError) -> String? {
+        requestedOptions[name] = true
         if let index = remaining.firstIndex(where: { $0.hasPrefix(name + "=") }) {
             let value = String(remaining[index].dropFirst(name.count + 1))
             remaining.remove(at: index)

@@ -47,8 +47,9 @@ enum FireCommand: Subcommand {
         let destination = try Playback.destination(&parser)
         let noWait = parser.flag("--no-wait")
         let json = parser.flag("--json")
-        let resolver = try ThemeOptions.resolver(&parser)
+        let themeOptions = try ThemeOptions(&parser)
         let target = try parser.finish(positionals: 1)[0]
+        let resolver = try themeOptions.resolver()
 
         let (id, event) = try identify(target)
         let result: SoundLookupResult

@@ -9,6 +9,12 @@ enum HelpCommand: Subcommand {
 
         USAGE: feedbackctl help [COMMAND]
 
+        ARGUMENTS:
+          COMMAND          The command to describe
+
+        OPTIONS:
+          -h, --help       Show this help
+
         """
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
