@@ -21,6 +21,7 @@ public enum FeedbackCommand {
         VolumeCommand.self,
         VersionCommand.self,
         HelpCommand.self,
+        CompletionCommand.self,
     ]
 
     /// Runs the command with the process's standard output and error; returns the exit code.
@@ -90,7 +91,8 @@ public enum FeedbackCommand {
             EXIT STATUS:
               0 success; 64 usage error; 65 not usable sound data; 66 no such input file;
               69 service or device unavailable; 70 internal error; 73 cannot create output;
-              74 I/O error; 77 permission denied.
+              74 I/O error; 77 permission denied; 130 interrupted by Ctrl-C (SIGINT) and
+              143 by SIGTERM, after the sound or vibration was stopped.
 
             Run 'feedbackctl help <command>' for a command's options.
 
