@@ -93,6 +93,7 @@ enum Documentation {
         ("$XDG_CONFIG_HOME/feedbackservices/settings", "The feedback profile, as profile=NAME; written by feedbackctl profile, read by every FeedbackServices program at each alert."),
         ("$XDG_DATA_HOME/feedbackservices/registry.json", "The sounds registered with feedbackctl register, by sound ID."),
         ("$XDG_DATA_HOME/sounds, $XDG_DATA_DIRS/sounds", "Sound themes (freedesktop Sound Theme specification): THEME/index.theme and THEME/PROFILE/EVENT.oga or .wav."),
+        ("PREFIX/share/sounds/feedbackservices", "The theme FeedbackServices ships, installed beside PREFIX/bin/feedbackctl; searched after the directories above, so any of its sounds can be overridden."),
         ("$XDG_CONFIG_HOME/gtk-4.0/settings.ini", "The desktop's sound theme, gtk-sound-theme-name; then the same in gtk-3.0, then under each $XDG_CONFIG_DIRS entry."),
         ("$XDG_CACHE_HOME/feedbackservices/canberra", "Sounds written as WAV for libcanberra, which cannot play from memory."),
         ("/dev/input/event*", "Input devices; those with force feedback are the vibrators."),

@@ -8,7 +8,8 @@ enum CompletionCommand: Subcommand {
         The script completes command names, each command's options, files where a command
         takes a file, system sound IDs and event names for fire and volume, profile names
         and command names for help. Like the manual page (feedbackctl help --man), it is
-        generated from the commands' help. To load one into the running shell:
+        generated from the commands' help. scripts/install puts both scripts where
+        bash-completion and zsh look for them; to use one without installing it:
 
           source <(feedbackctl completion bash)
 
