@@ -66,13 +66,13 @@ enum DevicesCommand: Subcommand {
 
         if !vibratorsOnly {
             let server = Result { () throws(SoundServerError) in try SoundServerInfo.query(timeout: timeout) }
-            // libcanberra connects to the same server: one that did not answer in time is not
-            // waited for twice.
+            // libcanberra plays through the same server, so it is only tried when that answered:
+            // a silent server is not waited for twice, and libcanberra's connection, which may
+            // autospawn a server, never starts one for a listing.
             let canberra: Result<Void, PlaybackError> =
-                if case .failure(let error) = server, case .timedOut = error.reason {
-                    .failure(PlaybackError(.serverUnavailable, detail: "not tried, as the server did not answer in time"))
-                } else {
-                    Result { () throws(PlaybackError) in try CanberraOutput.checkAvailability(timeout: timeout) }
+                switch server {
+                case .success: Result { () throws(PlaybackError) in try CanberraOutput.checkAvailability(timeout: timeout) }
+                case .failure: .failure(PlaybackError(.serverUnavailable, detail: "libcanberra plays through it"))
                 }
             switch server {
             case .success(let info):
