@@ -85,7 +85,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",
-            dependencies: ["FeedbackCLI", "FeedbackServices"],
+            dependencies: ["FeedbackCLI", "FeedbackServices", "FeedbackTestSupport"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -19,6 +19,9 @@ struct ArgumentParser {
     /// Things the command could not do but that did not fail it; printed as `Warning: …` on
     /// standard error after the command.
     private(set) var warnings: [String] = []
+    /// Every option a `flag` or `value` call asked for, with whether it takes a value: the options
+    /// the command understands, which the tests compare with its help.
+    private(set) var requestedOptions: [String: Bool] = [:]
 
     /// Adds a warning.
     mutating func warn(_ message: String) {
@@ -46,6 +49,7 @@ struct ArgumentParser {
 
     /// Takes a boolean option; true if it was given.
     mutating func flag(_ name: String) -> Bool {
+        requestedOptions[name] = false
         guard let index = remaining.firstIndex(of: name) else { return false }
         remaining.remove(at: index)
         return true
@@ -53,6 +57,7 @@ struct ArgumentParser {
 
     /// Takes an option with a value (`--name=value` or `--name value`).
     mutating func value(_ name: String) throws(CommandError) -> String? {
+        requestedOptions[name] = true
         if let index = remaining.firstIndex(where: { $0.hasPrefix(name + "=") }) {
             let value = String(remaining[index].dropFirst(name.count + 1))
             remaining.remove(at: index)

@@ -25,6 +25,7 @@ public enum FeedbackCommand {
         VolumeCommand.self,
         VersionCommand.self,
         HelpCommand.self,
+        CompletionCommand.self,
     ]
 
     /// Runs the command with the process's standard output and error; returns the exit code.

@@ -143,6 +143,15 @@ import FeedbackServices
         #expect(runProcess(feedbackctlBinary, ["stop"], environment: environment).output == "Nothing was playing.\n")
     }
 
+    /// libcanberra's open fails without a server; the output reports it instead of crashing on a
+    /// context destroyed twice (once by the failed init, once by deinit).
+    @Test func noServerForLibcanberraIsExit69() {
+        let result = runProcess(
+            feedbackctlBinary, ["fire", "1007", "--canberra"], environment: ["PULSE_SERVER=unix:/nonexistent/native"])
+        #expect(result.status == 69, "\(result.errors)")
+        #expect(result.errors.hasPrefix("Error: libcanberra failed"))
+    }
+
     @Test func ctrlCStopsTheSoundAndExits130() throws {
         let server = try PrivateSoundServer.address()
         let source = "/tmp/feedbackctl-long-\(getpid()).wav"

@@ -54,9 +54,9 @@ struct VibrationCommandTests {
 
     @Test func devicesListsNothingWhenThereIsNothing() throws {
         let directory = try emptyInputDirectory()
-        let text = run(["devices", "--input-dir", directory])
+        let text = run(["devices", "--vibrators", "--input-dir", directory])
         #expect(text.status == 0 && text.output == "No vibrators in \(directory).\n")
-        let json = run(["devices", "--json", "--input-dir", directory])
+        let json = run(["devices", "--vibrators", "--json", "--input-dir", directory])
         #expect(json.status == 0)
         #expect(json.output == "{\"version\":\"\(FeedbackCommand.version)\",\"vibrators\":[]}\n")
     }

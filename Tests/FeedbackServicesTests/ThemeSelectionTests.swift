@@ -89,10 +89,8 @@ struct ThemeSelectionTests {
         let prefix = tree.base("prefix")
         let executable = prefix + "/bin/feedbackctl"
         #expect(SoundThemeSearchPath.installedThemesDirectory(forExecutable: executable) == nil)
-        tree.theme("feedbackservices", in: prefix + "/share/feedbackservices/sounds")
-        #expect(
-            SoundThemeSearchPath.installedThemesDirectory(forExecutable: executable)
-                == prefix + "/share/feedbackservices/sounds")
+        tree.theme("feedbackservices", in: prefix + "/share/sounds")
+        #expect(SoundThemeSearchPath.installedThemesDirectory(forExecutable: executable) == prefix + "/share/sounds")
     }
 
     @Test func messagesLocaleFollowsPosixPrecedence() {

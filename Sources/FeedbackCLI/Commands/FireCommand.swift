@@ -76,7 +76,7 @@ enum FireCommand: Subcommand {
         let wait = parser.flag("--wait")
         let noWait = parser.flag("--no-wait")
         let json = parser.flag("--json")
-        let resolver = try ThemeOptions.resolver(&parser)
+        let themeOptions = try ThemeOptions(&parser)
         let target = try identify(try parser.finish(positionals: 1)[0])
         if wait && noWait { throw CommandError.usage("--wait and --no-wait exclude each other") }
         let profile = FeedbackSettings(environment: parser.environment).profile
@@ -85,6 +85,7 @@ enum FireCommand: Subcommand {
         if !destination.isFile && !noWait && profile.allowsSound {
             if case .vibrationOnly = target {} else { pending = PendingOutput(destination) }
         }
+        let resolver = try themeOptions.resolver()
 
         var report: [String: JSON] = [
             "version": .string(FeedbackCommand.version), "event": .null, "id": .null, "file": .null,

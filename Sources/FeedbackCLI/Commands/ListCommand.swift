@@ -42,8 +42,9 @@ enum ListCommand: Subcommand {
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
         let json = parser.flag("--json")
-        let resolver = try ThemeOptions.resolver(&parser)
+        let themeOptions = try ThemeOptions(&parser)
         try parser.finish(positionals: 0)
+        let resolver = try themeOptions.resolver()
         var durations: [String: Double?] = [:]
         let decoder = SoundDecoder()
         let rows = SystemSoundCatalog.sounds.map { sound in

@@ -41,8 +41,9 @@ enum ThemeCommand: Subcommand {
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
         let json = parser.flag("--json")
-        let resolver = try ThemeOptions.resolver(&parser)
+        let themeOptions = try ThemeOptions(&parser)
         let events = try parser.finish(positionals: 0...)
+        let resolver = try themeOptions.resolver()
         var results: [(event: String, result: SoundLookupResult)] = []
         for event in events {
             do {
@@ -121,7 +122,10 @@ enum ThemeCommand: Subcommand {
 }
 
 /// The theme options `fire`, `list`, `theme` and `volume` share, and how they describe a lookup.
-enum ThemeOptions {
+///
+/// Taking the options reads nothing; `resolver()` reads the environment and the desktop settings,
+/// after the command's `finish`, so a usage error is reported before any of that happens.
+struct ThemeOptions {
     /// The options' help, one text for every command that takes them.
     static let help = """
           --theme NAME     Look sounds up in this theme instead of the configured one
@@ -132,13 +136,23 @@ enum ThemeOptions {
                            ones and the shipped theme
         """
 
-    /// Takes `--theme`, `--profile`, `--locale` and `--search-path` and builds the resolver.
-    static func resolver(_ parser: inout ArgumentParser) throws(CommandError) -> SoundThemeResolver {
-        let explicitTheme = try parser.value("--theme")
-        let profile = try parser.value("--profile")
-        let locale = try parser.value("--locale")
-        let searchPath = try parser.value("--search-path")
-        let environment = parser.environment
+    private let explicitTheme: String?
+    private let profile: String?
+    private let locale: String?
+    private let searchPath: String?
+    private let environment: [String: String]
+
+    /// Takes `--theme`, `--profile`, `--locale` and `--search-path`; the environment is the command's.
+    init(_ parser: inout ArgumentParser) throws(CommandError) {
+        environment = parser.environment
+        explicitTheme = try parser.value("--theme")
+        profile = try parser.value("--profile")
+        locale = try parser.value("--locale")
+        searchPath = try parser.value("--search-path")
+    }
+
+    /// The resolver the options and the environment describe.
+    func resolver() throws(CommandError) -> SoundThemeResolver {
         var resolver: SoundThemeResolver
         do {
             resolver = try SoundThemeResolver.standard(explicitTheme: explicitTheme, environment: environment)

@@ -52,8 +52,9 @@ enum VolumeCommand: Subcommand {
         let limit = parser.flag("--limit")
         let export = try parser.value("--export")
         let lufsText = try parser.value("--lufs")
-        let resolver = try ThemeOptions.resolver(&parser)
+        let themeOptions = try ThemeOptions(&parser)
         let arguments = try parser.finish(positionals: 1...2)
+        let resolver = try themeOptions.resolver()
         let lufs: Double?
         if let lufsText {
             guard let value = Double(lufsText), value.isFinite, (-70.0...0).contains(value) else {

@@ -41,14 +41,36 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
         _ = ca_context_set_driver(context, "pulse")
         status = Self.withProperties(["application.name": applicationName]) { ca_context_change_props_full(context, $0) }
         if status == 0 { status = ca_context_open(context) }
-        guard status == 0 else {
-            ca_context_destroy(context)
-            throw Self.error(status)
-        }
+        // Every stored property is set, so throwing runs deinit, which destroys the context.
+        guard status == 0 else { throw Self.error(status) }
     }
 
     deinit {
         ca_context_destroy(context)
+    }
+
+    /// Whether libcanberra can play here: opens a context on its PulseAudio backend, as `init`
+    /// does, and closes it. `ca_context_open` waits for the server with no limit of its own, so the
+    /// open runs on a global queue and this waits for it at most `timeout` seconds (an open that
+    /// never returns keeps that queue's thread).
+    /// - Throws: `PlaybackError`: libcanberra's (`.canberra(code:)`, e.g. when no server answers
+    ///   or its PulseAudio backend, libcanberra-pulse, is not installed), or `.serverUnavailable`
+    ///   when the open did not finish in time.
+    public static func checkAvailability(timeout: Double = 2) throws(PlaybackError) {
+        final class Outcome: Sendable {
+            let error = Mutex<PlaybackError?>(nil)
+            let done = DispatchSemaphore(value: 0)
+        }
+        let outcome = Outcome()
+        DispatchQueue.global().async {
+            let result = Result { () throws(PlaybackError) in try CanberraOutput() }
+            if case .failure(let error) = result { outcome.error.withLock { $0 = error } }
+            outcome.done.signal()
+        }
+        guard outcome.done.wait(timeout: .now() + timeout) == .success else {
+            throw PlaybackError(.serverUnavailable, detail: "libcanberra did not open within \(timeout) s")
+        }
+        if let error = outcome.error.withLock({ $0 }) { throw error }
     }
 
     /// Plays the theme sound for an event name (`event.id`, e.g. "message-new-instant").

@@ -479,7 +479,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
                 pa_operation_unref(pa_context_get_server_info(context, { _, info, userdata in
                     let loop = Unmanaged<Loop>.fromOpaque(userdata!).takeUnretainedValue()
                     let name = info.map { String(cString: $0.pointee.server_name) } ?? ""
-                    loop.openStream(rewrites: !name.contains("PipeWire"))
+                    loop.openStream(rewrites: !SoundServerInfo.isPipeWire(serverName: name))
                 }, userdata))
             case PA_CONTEXT_FAILED:
                 fail(stream == nil ? .serverUnavailable : .connectionLost)

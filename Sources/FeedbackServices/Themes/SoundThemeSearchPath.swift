@@ -53,18 +53,20 @@ public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible
         installedThemesDirectory ?? sourceTreeThemesDirectory
     }
 
-    /// `<prefix>/share/feedbackservices/sounds`, where `<prefix>` is the parent of the directory holding
-    /// the running executable (`/proc/self/exe`): an install puts `feedbackctl` in `<prefix>/bin` and
-    /// copies `SoundThemes/*` there. Nil when that directory holds no theme.
+    /// `<prefix>/share/sounds`, where `<prefix>` is the parent of the directory holding the running
+    /// executable (`/proc/self/exe`): `scripts/install` puts `feedbackctl` in `<prefix>/bin` and the
+    /// theme in `<prefix>/share/sounds/feedbackservices`, the freedesktop place, so that other
+    /// players find it too when `<prefix>/share` is on `$XDG_DATA_DIRS`; this finds it wherever the
+    /// prefix is. Nil when that directory holds no theme.
     public static var installedThemesDirectory: String? {
         executablePath().flatMap { installedThemesDirectory(forExecutable: $0) }
     }
 
-    /// `installedThemesDirectory` for an executable at `path` (e.g. `/usr/bin/feedbackctl` →
-    /// `/usr/share/feedbackservices/sounds`), or nil when that directory holds no theme.
+    /// `installedThemesDirectory` for an executable at `path` (e.g. `/opt/fbs/bin/feedbackctl` →
+    /// `/opt/fbs/share/sounds`), or nil when that directory holds no theme.
     public static func installedThemesDirectory(forExecutable path: String) -> String? {
         let prefix = parentDirectory(parentDirectory(path))
-        let directory = joinPath(prefix, "share/feedbackservices/sounds")
+        let directory = joinPath(prefix, "share/sounds")
         return holdsShippedTheme(directory) ? directory : nil
     }
 

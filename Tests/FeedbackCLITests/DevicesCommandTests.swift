@@ -1,0 +1,94 @@
+import FeedbackTestSupport
+import Foundation
+import Glibc
+import Testing
+
+@testable import FeedbackCLI
+
+/// `feedbackctl devices`: the audio side against a real PulseAudio server, a missing one and one
+/// that never answers, run as the built binary so that PULSE_SERVER is its own.
+@Suite(.serialized) struct DevicesCommandTests {
+    let input = TemporaryDirectory()
+
+    func devices(_ arguments: [String], server: String) -> (CommandResult, elapsed: Double) {
+        let started = now()
+        let vibrators = arguments.contains("--audio") ? [] : ["--input-dir", input.path]
+        let result = runProcess(feedbackctlBinary, ["devices"] + vibrators + arguments, environment: ["PULSE_SERVER=\(server)"])
+        return (result, now() - started)
+    }
+
+    func object(_ result: CommandResult) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)")
+    }
+
+    @Test(.enabled(if: PulseAudioTestServer.shouldRun))
+    func listsTheServerItsSinksAndLibcanberra() throws {
+        let server = try PrivateSoundServer.address()
+        let (json, _) = devices(["--json"], server: server)
+        #expect(json.status == 0, "\(json.errors)")
+        let object = try object(json)
+        #expect(object["version"] as? String == FeedbackCommand.version)
+        let audio = try #require(object["audio"] as? [String: Any])
+        let info = try #require(audio["server"] as? [String: Any])
+        #expect(info["name"] as? String == "pulseaudio")
+        #expect(info["pipewire"] as? Bool == false)
+        #expect((info["address"] as? String)?.hasSuffix("/native") == true)
+        let sinks = try #require(audio["sinks"] as? [[String: Any]])
+        // scripts/private-pulseaudio's null sink, the server's only sink and so its default.
+        let sink = try #require(sinks.first { $0["name"] as? String == "feedbackservices" }, "\(sinks)")
+        #expect(sink["default"] as? Bool == true)
+        #expect(sink["description"] as? String == "Null Output")
+        #expect(sink["rate"] as? Int == 48_000 && sink["channels"] as? Int == 2)
+        #expect(["running", "idle", "suspended"].contains(sink["state"] as? String ?? ""))
+        #expect((object["canberra"] as? [String: Any])?["available"] as? Bool == true)
+        #expect(object["audioError"] == nil)
+        #expect((object["vibrators"] as? [Any])?.isEmpty == true)
+
+        let (text, _) = devices([], server: server)
+        #expect(text.status == 0)
+        #expect(text.output.hasPrefix("Sound server: pulseaudio "))
+        #expect(text.output.contains("  feedbackservices (default)\n    description: Null Output\n"))
+        #expect(text.output.contains("libcanberra: available\n"))
+        #expect(text.output.hasSuffix("\nNo vibrators in \(input.path).\n"))
+    }
+
+    @Test func noServerIsSaidPromptlyAndTheVibratorsAreStillListed() throws {
+        let address = "unix:/nonexistent/native"
+        let (json, elapsed) = devices(["--json"], server: address)
+        #expect(json.status == 0, "without --audio a missing server is not an error: \(json.errors)")
+        #expect(elapsed < 1.5)
+        let object = try object(json)
+        #expect(object["audio"] is NSNull)
+        #expect(object["audioError"] as? String == "no PulseAudio server at \(address) (PULSE_SERVER): Connection refused")
+        #expect((object["canberra"] as? [String: Any])?["available"] as? Bool == false)
+        #expect((object["vibrators"] as? [Any])?.isEmpty == true)
+
+        let (text, _) = devices([], server: address)
+        #expect(text.output.hasPrefix("Sound server: none\n  no PulseAudio server at \(address) (PULSE_SERVER)"))
+        #expect(text.output.hasSuffix("No vibrators in \(input.path).\n"))
+
+        let audio = runProcess(feedbackctlBinary, ["devices", "--audio"], environment: ["PULSE_SERVER=\(address)"])
+        #expect(audio.status == 69)
+        #expect(audio.errors == "Error: no PulseAudio server at \(address) (PULSE_SERVER): Connection refused\n")
+    }
+
+    /// Something accepts the connection and never answers: the query gives up after 2 s.
+    @Test func aServerThatNeverAnswersTimesOut() throws {
+        let silent = try SilentServer(path: input.file("silent.sock"))
+        let (result, elapsed) = devices(["--audio"], server: silent.server)
+        #expect(result.status == 69)
+        #expect(result.errors.contains("did not answer within 2.0 s"), "\(result.errors)")
+        #expect(result.output.contains("libcanberra: not available"))
+        #expect(elapsed > 1.9 && elapsed < 4, "\(elapsed)")
+    }
+
+    @Test(arguments: [
+        (["devices", "--audio", "--vibrators"], "--audio and --vibrators exclude each other"),
+        (["devices", "--audio", "--input-dir", "/dev/input"], "--input-dir lists vibrators"),
+    ])
+    func usageErrors(arguments: [String], message: String) {
+        let result = feedbackctl(arguments)
+        #expect(result.status == 64)
+        #expect(result.errors.contains(message), "\(result.errors)")
+    }
+}
