@@ -1,3 +1,4 @@
+internal import CFeedbackShims
 internal import CPulse
 public import Dispatch
 import Glibc
@@ -18,7 +19,7 @@ import Synchronization
 ///
 /// Threads. `play` and the handle methods never wait on the server and never take PulseAudio's
 /// lock: they queue a command under a short lock and wake the PulseAudio thread through a
-/// non-blocking pipe. Completions run on the caller's queue, exactly once per play.
+/// non-blocking eventfd. Completions run on the caller's queue, exactly once per play.
 public final class PulseAudioOutput: AudioOutput, Sendable {
     /// How the engine connects and buffers.
     public struct Configuration: Sendable {
@@ -114,7 +115,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
     // Locking rule: everything in `Loop` (the PulseAudio objects, the voices, the timeline) is
     // touched only on the PulseAudio mainloop thread, i.e. in its callbacks, or while holding
     // `pa_threaded_mainloop_lock` (init and shutdown). API threads reach the mainloop only through
-    // `shared` (a Mutex) and the wake pipe. That is what makes this class `@unchecked Sendable`.
+    // `shared` (a Mutex) and the wake-up eventfd. That is what makes this class `@unchecked Sendable`.
 
     let configuration: PulseAudioOutput.Configuration
     /// Commands taken from `shared`, mainloop thread only; swapped back (emptied) each time.
@@ -135,7 +136,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         var statistics = PulseAudioOutput.Statistics()
         var readyWaiters: [DispatchSemaphore] = []
         var lastError: PlaybackError?
-        /// Set by shutdown: the wake pipe is closed, nothing may be queued.
+        /// Set by shutdown: the wake-up eventfd is closed, nothing may be queued.
         var closed = false
     }
 
@@ -143,29 +144,24 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
 
     private let shared = Mutex(Shared())
     private let mainloop: OpaquePointer
-    /// The wake pipe: API threads write a byte to `wakeFD`, the mainloop watches `wakeReadFD`.
+    /// The wake-up eventfd: API threads add 1 to it, the mainloop watches it. (An eventfd rather
+    /// than a pipe: one descriptor, and a slightly shorter tail on the write that wakes the audio
+    /// thread — which is nearly all of `play`'s p99; see the README's benchmark notes.)
     private let wakeFD: Int32
-    private let wakeReadFD: Int32
     private let loop: Loop
 
     init(configuration: PulseAudioOutput.Configuration) {
         self.configuration = configuration
         mainloop = pa_threaded_mainloop_new()!
-        var fds: [Int32] = [-1, -1]
-        precondition(pipe(&fds) == 0, "pipe failed: \(String(cString: strerror(errno)))")
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakeReadFD = fds[0]
-        wakeFD = fds[1]
+        wakeFD = fbs_eventfd()
+        precondition(wakeFD >= 0, "eventfd failed: \(String(cString: strerror(errno)))")
         loop = Loop(configuration: configuration)
         loop.core = self
         pa_threaded_mainloop_lock(mainloop)
         let api = pa_threaded_mainloop_get_api(mainloop)!
         loop.api = api
         let event = api.pointee.io_new(
-            api, wakeReadFD, PA_IO_EVENT_INPUT,
+            api, wakeFD, PA_IO_EVENT_INPUT,
             { _, _, fd, _, userdata in
                 var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
                 while read(fd, &drain, MemoryLayout.size(ofValue: drain)) > 0 {}
@@ -188,7 +184,6 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
         close(wakeFD)
-        close(wakeReadFD)
         let handles = shared.withLock { shared in
             // Streams that were about to start would otherwise keep their feeders waiting forever.
             for case .start(_, .stream(let stream), _, _) in shared.commands { stream.cancel() }
@@ -289,10 +284,11 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         if open { wake() }
     }
 
-    /// Wakes the mainloop; if the pipe is full, it is awake already.
+    /// Wakes the mainloop (the eventfd's counter cannot overflow in practice; EAGAIN would mean it
+    /// is due to wake anyway).
     private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeFD, &byte, 1)
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
     }
 
     // MARK: The PulseAudio thread
@@ -430,7 +426,7 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         var context: OpaquePointer?
         var stream: OpaquePointer?
         var tick: OpaquePointer?
-        /// The watch on the wake pipe; freed before the output goes, so that the loop never calls
+        /// The watch on the wake-up eventfd; freed before the output goes, so that the loop never calls
         /// back into a released output.
         var wakeEvent: OpaquePointer?
         var voices: [Voice] = []
