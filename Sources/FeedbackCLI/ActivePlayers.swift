@@ -6,10 +6,15 @@ import Synchronization
 /// `feedbackctl stop` can find and stop them (the detached players of `--no-wait` included).
 ///
 /// Each player holds a file named by its process ID in the runtime directory
-/// (`$XDG_RUNTIME_DIR/feedbackctl`, else `/tmp/feedbackctl-UID`, mode 0700) with one line saying
-/// what it plays, and an exclusive `flock` on it for as long as it runs. The lock is what makes an
-/// entry live: the kernel drops it when the process ends however it ends, so a file whose lock can
-/// be taken belongs to a dead process and is removed, and a recycled process ID is never signalled.
+/// (`$XDG_RUNTIME_DIR/feedbackctl`, else `/tmp/feedbackctl-UID`, mode 0700, owned by the user —
+/// checked both when announcing and when `stop` reads it, since anyone may create a name in /tmp)
+/// with one line saying what it plays, and an exclusive `flock` on it for as long as it runs. A
+/// player announces itself first thing, before it looks up or decodes anything, so `stop` finds
+/// it as soon as it exists (a `--no-wait` parent returns only once its player has announced). The
+/// lock is what makes an entry live: the kernel drops it when the process ends however it ends,
+/// so a file whose lock can be taken belongs to a dead process and is removed, and a process that
+/// merely has a recycled ID is not signalled (short of the ID being reused in the microseconds
+/// between `stop`'s lock check and its signal).
 enum ActivePlayers {
     private static let enabled = Mutex<(directory: String, what: String)?>(nil)
     private static let current = Mutex<(fd: Int32, path: String)?>(nil)
@@ -19,6 +24,22 @@ enum ActivePlayers {
     static func enable(arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) {
         let what = (["feedbackctl"] + arguments.filter { $0 != "--no-wait" }).joined(separator: " ")
         enabled.withLock { $0 = (directory(environment: environment), what) }
+    }
+
+    /// The directory this process announces itself in, once `enable` was called.
+    static var enabledDirectory: String? { enabled.withLock { $0?.directory } }
+
+    /// Waits (at most `timeout` seconds) until the player `pid`, a child of this process, has
+    /// announced itself or has ended; returns at once when announcements cannot be made here.
+    static func waitForAnnouncement(of pid: pid_t, timeout: Double = 2) {
+        guard let directory = enabledDirectory, prepare(directory) else { return }
+        var waited = 0.0
+        while waited < timeout && !isRunning(pid, in: directory) {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { return }
+            usleep(1_000)
+            waited += 0.001
+        }
     }
 
     /// The directory player files live in.
@@ -63,8 +84,9 @@ enum ActivePlayers {
     }
 
     /// The live players in `directory`; files of players that have ended are removed on the way.
+    /// A directory that is not the user's own (0700, owned by them, not a symlink) holds none.
     static func players(in directory: String) -> [Player] {
-        guard let stream = opendir(directory) else { return [] }
+        guard isPrivate(directory), let stream = opendir(directory) else { return [] }
         var names: [String] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -76,11 +98,18 @@ enum ActivePlayers {
         var found: [Player] = []
         for name in names.sorted(by: { Int($0)! < Int($1)! }) {
             let path = "\(directory)/\(name)"
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             guard fd >= 0 else { continue }
             defer { close(fd) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_uid == getuid() else { continue }
             if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-                unlink(path)  // nobody holds it: that player is gone
+                // Nobody holds it: that player is gone. Remove it unless a new player of the same
+                // ID has just renamed its own file into place.
+                var current = stat()
+                if stat(path, &current) == 0 && current.st_ino == info.st_ino && current.st_dev == info.st_dev {
+                    unlink(path)
+                }
                 continue
             }
             var buffer = [UInt8](repeating: 0, count: 512)
@@ -101,8 +130,13 @@ enum ActivePlayers {
     }
 
     /// Makes the directory (0700) and checks that it is ours and not open to others.
-    private static func prepare(_ directory: String) -> Bool {
+    static func prepare(_ directory: String) -> Bool {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST { return false }
+        return isPrivate(directory)
+    }
+
+    /// Whether `directory` is a real directory (not a symlink) owned by this user, closed to others.
+    private static func isPrivate(_ directory: String) -> Bool {
         var info = stat()
         guard lstat(directory, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else { return false }
         return (info.st_mode & 0o170000) == 0o040000

@@ -41,6 +41,8 @@ enum Detach {
         guard status == 0 else {
             throw CommandError(message: "cannot start the player: \(String(cString: strerror(status)))", exitCode: .software)
         }
+        // Return only once `feedbackctl stop` can find the player.
+        ActivePlayers.waitForAnnouncement(of: pid)
         return pid
     }
 }

@@ -34,6 +34,12 @@ public enum FeedbackCommand {
             Interruption.install()
             Detach.record(arguments: arguments)
             ActivePlayers.enable(arguments: arguments)
+            // A player announces itself before anything else, so that `stop` finds it while it
+            // still looks up, decodes or connects (and it then stops before it starts).
+            let options = arguments.prefix { $0 != "--" }
+            if !options.contains("--no-wait") && !options.contains(where: { $0 == "--output" || $0.hasPrefix("--output=") }) {
+                ActivePlayers.enter()
+            }
         }
         var output = StandardStream(fd: STDOUT_FILENO)
         var errors = StandardStream(fd: STDERR_FILENO)
@@ -43,8 +49,9 @@ public enum FeedbackCommand {
     }
 
     /// Runs the command: data and help go to `output`, diagnostics (`Error: …`, `Warning: …`) to
-    /// `errors`. `environment` is what the command reads `XDG_*`, `PULSE_SERVER` and the like from
-    /// (the process's own by default).
+    /// `errors`. `environment` is what the command reads `XDG_*`, `FEEDBACKSERVICES_PROFILE` and
+    /// the theme settings from (the process's own by default); the sound server is found as
+    /// libpulse finds it, from the process's own environment (`PULSE_SERVER`).
     /// - Returns: 0, or a `sysexits.h` code (`ExitCode`).
     public static func run(
         arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,

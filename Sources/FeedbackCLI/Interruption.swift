@@ -30,6 +30,15 @@ enum Interruption {
         return number == 0 ? nil : number
     }
 
+    /// Throws the interruption if a signal has already arrived (checked before a sound or a
+    /// vibration starts, so that one stopped while it was being prepared never starts).
+    static func check() throws(CommandError) {
+        guard let number = receivedSignal else { return }
+        throw CommandError(
+            message: "interrupted before the sound or vibration started",
+            exitCode: number == SIGINT ? .interrupted : .terminated)
+    }
+
     /// Waits for `done`; if a signal arrives first, calls `stop`, waits for `done` after all, and
     /// throws the interruption.
     static func wait(for done: DispatchSemaphore, stop: () -> Void) throws(CommandError) {

@@ -60,6 +60,7 @@ enum Playback {
             output = try (pending ?? PendingOutput(destination)).output()
         }
         ActivePlayers.enter()
+        try Interruption.check()
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<PlaybackEnd?>(nil)
         let handle = output.play(buffer, options: options, queue: .global()) { end in
@@ -130,9 +131,12 @@ final class PendingOutput: Sendable {
     }
 
     /// The output, once it is open.
-    /// - Throws: `CommandError` (69) when it could not be opened.
+    /// - Throws: `CommandError` (69) when it could not be opened, or the interruption when Ctrl-C
+    ///   or SIGTERM arrives while it is being opened.
     func output() throws(CommandError) -> any AudioOutput {
-        done.wait()
+        while done.wait(timeout: .now() + .milliseconds(10)) == .timedOut {
+            try Interruption.check()
+        }
         done.signal()
         guard let result = result.withLock({ $0 }) else {
             throw CommandError(message: "a file is not an audio output", exitCode: .software)

@@ -34,6 +34,28 @@ import FeedbackServices
         #expect(result.errors.contains(message), "\(result.errors)")
     }
 
+    /// With the profile silent, `fire --no-wait` starts no player and says so.
+    @Test func noWaitUnderASilentProfileStartsNothing() throws {
+        let result = feedbackctl(["fire", "1007", "--no-wait", "--vibrate", "--json"], environment: ["FEEDBACKSERVICES_PROFILE": "silent"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.contains("\"result\":\"silenced\"") && result.output.contains("\"vibration\":\"silenced\""), "\(result.output)")
+    }
+
+    /// `stop` reads only a directory that is the user's own and closed to others: in /tmp anyone
+    /// could have made it, and its files would name processes to signal.
+    @Test func stopIgnoresADirectoryOpenToOthers() throws {
+        let directory = "/tmp/feedbackctl-open-\(getpid())"
+        mkdir(directory, 0o755)
+        chmod(directory, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fd = open("\(directory)/\(getpid())", O_WRONLY | O_CREAT, 0o600)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+        #expect(ActivePlayers.players(in: directory).isEmpty)
+        chmod(directory, 0o700)
+        #expect(ActivePlayers.players(in: directory).map(\.pid) == [getpid()])
+    }
+
     @Test func fireRendersTheTriToneIntoAFile() throws {
         let path = "/tmp/feedbackctl-fire-\(getpid()).wav"
         defer { unlink(path) }
@@ -141,6 +163,25 @@ import FeedbackServices
         #expect(playing.allSatisfy { !ActivePlayers.isRunning($0.pid, in: directory) })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "every player removed its file")
         #expect(runProcess(feedbackctlBinary, ["stop"], environment: environment).output == "Nothing was playing.\n")
+    }
+
+    /// `play --no-wait` returns only once its player has announced itself, so a `stop` right
+    /// after it finds the player (it used to find nothing while the player was still starting).
+    @Test func stopRightAfterNoWaitFindsThePlayer() throws {
+        let server = try PrivateSoundServer.address()
+        let runtime = "/tmp/feedbackctl-stop-now-\(getpid())"
+        mkdir(runtime, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
+        let source = "\(runtime)/long.wav"
+        let tone = try SoundDecoder().decode(samples: [Float](repeating: 0.1, count: 48_000 * 10), sampleRate: 48_000, channelCount: 1)
+        try SoundFileWriter.write(tone, to: source, format: .wav16)
+        let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
+        for _ in 0..<3 {
+            #expect(runProcess(feedbackctlBinary, ["play", "--no-wait", source], environment: environment).status == 0)
+            let stop = runProcess(feedbackctlBinary, ["stop"], environment: environment)
+            #expect(stop.status == 0 && stop.output.hasPrefix("Stopped 1 player:"), "\(stop.output) \(stop.errors)")
+        }
+        #expect(runProcess(feedbackctlBinary, ["stop", "--timeout", "0"], environment: environment).status == 0)
     }
 
     /// libcanberra's open fails without a server; the output reports it instead of crashing on a

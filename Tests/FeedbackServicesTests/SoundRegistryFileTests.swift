@@ -77,8 +77,11 @@ import Testing
         let saved = FileManager.default.currentDirectoryPath
         defer { _ = FileManager.default.changeCurrentDirectoryPath(saved) }
         #expect(FileManager.default.changeCurrentDirectoryPath(directory.path))
+        mkdir(directory.path + "/sub", 0o700)
         let sound = try SoundRegistryFile(path: registryPath).register(fileAt: "./sub/../tone.wav")
         #expect(sound.path == directory.path + "/tone.wav")
+        let missing = #expect(throws: SoundError.self) { try SoundRegistryFile(path: registryPath).register(fileAt: "nowhere/x.wav") }
+        #expect(missing?.reason == .notFound)
     }
 
     @Test func decodeAppliesTheStoredVolume() throws {
@@ -112,6 +115,7 @@ import Testing
         ("this is not json", "not JSON"),
         (#"{"format": 2, "nextID": 4097, "sounds": []}"#, "format 2"),
         (#"{"format": 1, "sounds": []}"#, "nextID is missing"),
+        (#"{"format": 1, "nextID": 0, "sounds": []}"#, "nextID 0 is below 4097"),
         (#"{"format": 1, "nextID": "x", "sounds": []}"#, "nextID has the wrong type"),
         (#"{"format": 1, "nextID": 4100, "sounds": [{"id": 4097, "path": "/a.wav", "volume": 1, "duration": 1}, {"id": 4097, "path": "/b.wav", "volume": 1, "duration": 1}]}"#, "ID 4097 appears twice"),
         (#"{"format": 1, "nextID": 4097, "sounds": [{"id": 4097, "path": "/a.wav", "volume": 1, "duration": 1}]}"#, "not below nextID"),

@@ -135,15 +135,19 @@ enum FireCommand: Subcommand {
             return finish(report, json: json, output: &output)
         }
         report["profile"] = .string(profile.rawValue)
+        let wantsVibration = vibrate || vibrationOnly
         if noWait {
-            _ = try Detach.relaunch()
-            report["result"] = .string("started")
-            if vibrate || vibrationOnly { report["vibration"] = .string("started") }
+            // Relaunch only for what will actually happen; report the rest as a waiting run would.
+            let plays = sound != nil && report["result"] == nil && profile.allowsSound
+            let vibrates = wantsVibration && profile.allowsVibration
+            if plays || vibrates { _ = try Detach.relaunch() }
+            if report["result"] == nil { report["result"] = .string(plays || (vibrationOnly && vibrates) ? "started" : "silenced") }
+            if wantsVibration { report["vibration"] = .string(vibrates ? "started" : "silenced") }
             return finish(report, json: json, output: &output)
         }
 
         var vibration: Vibration?
-        if vibrate || vibrationOnly {
+        if wantsVibration {
             if !profile.allowsVibration {
                 report["vibration"] = .string("silenced")
             } else {
@@ -163,11 +167,12 @@ enum FireCommand: Subcommand {
                         sound, options: PlaybackOptions(volume: volume), to: destination, wait: true, pending: pending)
                     report["result"] = .string(Playback.name(of: end))
                 } catch {
-                    // Interrupted: stop everything. The sound failed: the vibration still ends as asked.
+                    // Interrupted: stop everything. The sound failed: the vibration still ends as
+                    // asked, and the sound's error is the one reported.
                     if error.exitCode == .interrupted || error.exitCode == .terminated {
                         vibration?.stop()
                     } else {
-                        try vibration?.wait()
+                        try? vibration?.wait()
                     }
                     throw error
                 }
@@ -176,7 +181,13 @@ enum FireCommand: Subcommand {
             }
         }
         if let vibration {
-            try vibration.wait()
+            do {
+                try vibration.wait()
+            } catch where !vibrationOnly && error.exitCode != .interrupted && error.exitCode != .terminated {
+                // The sound played; a vibrator that failed on the way is a warning, as at the start.
+                report["vibration"] = .string("failed")
+                parser.warn("vibration failed: \(error.message)")
+            }
         }
         if vibrationOnly { report["result"] = report["vibration"] }
         finish(report, json: json, output: &output)

@@ -28,8 +28,9 @@ enum RegisterCommand: Subcommand {
 
         EXIT STATUS:
           0 registered; 64 bad argument; 65 not a usable sound (or longer than 30 s), or
-          the registry file is damaged (it is left untouched); 66 no such file; 73 the
-          registry cannot be written; 75 another process held the registry for 10 s.
+          the registry file is damaged (it is left untouched); 66 no such file; 69 neither
+          XDG_DATA_HOME nor HOME is set; 73 the registry cannot be written; 75 another
+          process held the registry for 10 s; 77 the registry may not be opened.
 
         EXAMPLES:
           id=$(feedbackctl register ~/sounds/ding.oga) && feedbackctl fire "$id"
@@ -85,8 +86,9 @@ enum UnregisterCommand: Subcommand {
 
         EXIT STATUS:
           0 removed; 64 not a sound ID; 65 the registry file is damaged (it is left
-          untouched); 66 no sound is registered under ID; 73 the registry cannot be written;
-          75 another process held the registry for 10 s.
+          untouched); 66 no sound is registered under ID; 69 neither XDG_DATA_HOME nor HOME
+          is set; 73 the registry cannot be written; 75 another process held the registry
+          for 10 s; 77 the registry may not be opened.
 
         """
 

@@ -17,7 +17,8 @@ enum StopCommand: Subcommand {
 
         OPTIONS:
           --timeout SECONDS
-                           How long to wait for the players to end (default 2)
+                           How long to wait for the players to end (default 2; 0 signals
+                           them and returns at once)
           --json           Print {"version", "stopped": [{"pid", "command"}]}
           -q, --quiet      Print nothing on standard output, only errors
           -h, --help       Show this help
@@ -42,8 +43,11 @@ enum StopCommand: Subcommand {
         try parser.finish(positionals: 0)
         let directory = ActivePlayers.directory(environment: parser.environment)
         let players = ActivePlayers.players(in: directory).filter { $0.pid != getpid() }
-        for player in players { kill(player.pid, SIGTERM) }
-        var remaining = players
+        for player in players {
+            kill(player.pid, SIGTERM)
+            kill(player.pid, SIGCONT)  // a player suspended with Ctrl-Z must run to stop
+        }
+        var remaining = timeout > 0 ? players : []
         let deadline = monotonicSeconds() + timeout
         while !remaining.isEmpty {
             remaining.removeAll { !ActivePlayers.isRunning($0.pid, in: directory) }
@@ -52,7 +56,7 @@ enum StopCommand: Subcommand {
         }
         if !remaining.isEmpty {
             let list = remaining.map { "\($0.pid) (\($0.what))" }.joined(separator: ", ")
-            throw CommandError(message: "still playing after \(timeout) s: \(list)", exitCode: .software)
+            throw CommandError(message: "still playing after \(formatted(timeout)) s: \(list)", exitCode: .software)
         }
         if json {
             let entries: [JSON] = players.map { .object(["pid": .number(Double($0.pid)), "command": .string($0.what)]) }
@@ -63,6 +67,10 @@ enum StopCommand: Subcommand {
             output += "Stopped \(players.count) player\(players.count == 1 ? "" : "s"):\n"
             for player in players { output += "  \(player.pid)  \(player.what)\n" }
         }
+    }
+
+    private static func formatted(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 
     private static func monotonicSeconds() -> Double {

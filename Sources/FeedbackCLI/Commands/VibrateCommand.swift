@@ -136,6 +136,13 @@ struct Vibration {
         }
         engine.maximumStrength = intensity
         ActivePlayers.enter()
+        do {
+            try Interruption.check()
+        } catch {
+            engine.shutdown()
+            engine.device.close()
+            throw error
+        }
         let done = DispatchSemaphore(value: 0)
         let result = Result()
         let playback = engine.play(pattern) { completion in

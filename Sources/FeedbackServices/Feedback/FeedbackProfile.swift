@@ -97,7 +97,10 @@ public final class FeedbackSettings: Sendable {
         lines.removeAll { Self.key(of: $0) == "profile" }
         while lines.last == "" { lines.removeLast() }
         lines.append("profile=\(profile.rawValue)")
-        try AtomicFile.write(Array((lines.joined(separator: "\n") + "\n").utf8), to: path, mode: 0o644)
+        // Keep a mode the user chose for the file (0644 for a new one).
+        var info = stat()
+        let mode = stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
+        try AtomicFile.write(Array((lines.joined(separator: "\n") + "\n").utf8), to: path, mode: mode)
     }
 
     static func parse(_ text: String) -> FeedbackProfile? {

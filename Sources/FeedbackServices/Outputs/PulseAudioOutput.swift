@@ -183,7 +183,8 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
-        close(wakeFD)
+        // The eventfd stays open until deinit: a handle's stop() racing this shutdown may still
+        // write to it (it holds the core for the call), and must not hit a reused descriptor.
         let handles = shared.withLock { shared in
             // Streams that were about to start would otherwise keep their feeders waiting forever.
             for case .start(_, .stream(let stream), _, _) in shared.commands { stream.cancel() }
@@ -191,6 +192,10 @@ final class EngineCore: PlaybackControl, @unchecked Sendable {
             return Array(shared.handles.values)
         }
         for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
+    }
+
+    deinit {
+        close(wakeFD)
     }
 
     /// Called with the mainloop lock held (or on its thread).

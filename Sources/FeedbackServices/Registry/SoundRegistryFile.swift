@@ -115,7 +115,7 @@ public final class SoundRegistryFile: Sendable {
     public func register(
         fileAt path: String, volume: VolumeAdjustment = .unchanged, decoder: SoundDecoder = SoundDecoder()
     ) throws(SoundError) -> PersistentSound {
-        let absolute = Self.absolutePath(path)
+        let absolute = try Self.absolutePath(path)
         let decoded = try decoder.decode(fileAt: absolute)
         let registered = Date.now.formatted(.iso8601)
         return try update { contents throws(SoundError) in
@@ -211,6 +211,9 @@ public final class SoundRegistryFile: Sendable {
         guard document.format == Self.format else {
             throw damaged("format \(document.format) is not the format \(Self.format) this version reads")
         }
+        guard document.nextID >= UInt64(SoundRegistry.firstCustomSoundID) else {
+            throw damaged("nextID \(document.nextID) is below \(SoundRegistry.firstCustomSoundID)")
+        }
         var contents = Contents(nextID: document.nextID)
         var seen = Set<UInt32>()
         for entry in document.sounds {
@@ -241,7 +244,7 @@ public final class SoundRegistryFile: Sendable {
         return contents
     }
 
-    private func encode(_ contents: Contents) throws(SoundError) -> [UInt8] {
+    private func document(_ contents: Contents) -> Document {
         let entries = contents.sounds.map { sound in
             var ceiling: Float?
             if case .peakLimiter(let value) = sound.volume.limiting { ceiling = value }
@@ -249,10 +252,21 @@ public final class SoundRegistryFile: Sendable {
                 id: sound.id, path: sound.path, volume: sound.volume.multiplier, limiter: ceiling,
                 duration: sound.duration, registered: sound.registered)
         }
+        return Document(format: Self.format, nextID: contents.nextID, sounds: entries)
+    }
+
+    /// The file's new bytes; contents that `load` would call damaged are refused, never written.
+    private func encode(_ contents: Contents) throws(SoundError) -> [UInt8] {
+        let document = document(contents)
+        do {
+            _ = try validate(document)
+        } catch {
+            throw SoundError(.writeFailed, source: path, detail: "refused to write an invalid registry: \(error.detail ?? "")")
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
-            let data = try encoder.encode(Document(format: Self.format, nextID: contents.nextID, sounds: entries))
+            let data = try encoder.encode(document)
             return Array(data) + [UInt8(ascii: "\n")]
         } catch {
             throw SoundError(.writeFailed, source: path, detail: "\(error)")
@@ -322,19 +336,19 @@ public final class SoundRegistryFile: Sendable {
         }
     }
 
-    private static func absolutePath(_ path: String) -> String {
+    /// `path` made absolute: its directory resolved with `realpath` (so `..` and symlinked
+    /// directories mean what the kernel says), its file name kept as given.
+    /// - Throws: `SoundError` with `.notFound` when the directory cannot be resolved.
+    private static func absolutePath(_ path: String) throws(SoundError) -> String {
         if path.hasPrefix("/") { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var parts = directory.split(separator: "/").map(String.init)
-        for part in path.split(separator: "/") {
-            switch part {
-            case ".": continue
-            case "..": if !parts.isEmpty { parts.removeLast() }
-            default: parts.append(String(part))
-            }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(directory.isEmpty ? "/" : directory, nil) else {
+            throw SoundError(.notFound, source: path, detail: systemMessage(errno))
         }
-        return "/" + parts.joined(separator: "/")
+        defer { free(resolved) }
+        let base = String(cString: resolved)
+        return (base == "/" ? "" : base) + "/" + name
     }
 }
