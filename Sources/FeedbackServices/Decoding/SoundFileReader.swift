@@ -21,23 +21,8 @@ package struct SoundFileReader: ~Copyable {
     /// hanging or reading forever.
     package init(path: String) throws(SoundError) {
         self.path = path
-        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { throw Self.openError(errno: errno, path: path) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            let code = errno
-            close(fd)
-            throw SoundError(.ioError(errno: code), source: path, detail: systemMessage(code))
-        }
-        if fbs_s_isdir(status.st_mode) != 0 {
-            close(fd)
-            throw SoundError(.isDirectory, source: path)
-        }
-        guard fbs_s_isreg(status.st_mode) != 0 else {
-            close(fd)
-            throw SoundError(.notARegularFile, source: path)
-        }
-        guard status.st_size > 0 else {
+        let (fd, size) = try openRegularFile(path)
+        guard size > 0 else {
             close(fd)
             throw SoundError(.empty, source: path, detail: "zero bytes")
         }
@@ -164,6 +149,43 @@ package struct SoundFileReader: ~Copyable {
 private let libsndfileUnimplemented = 18
 /// libsndfile's internal error for an `SF_INFO` left incomplete by the header (zero rate or channels).
 private let libsndfileInfoIncomplete = 24
+
+/// Opens `path` read-only and non-blocking, and checks with `fstat` that it is a regular file, so
+/// a FIFO with no writer, a device such as `/dev/zero` or a directory is refused before anything
+/// reads it.
+/// - Returns: the descriptor (the caller closes it; `O_NONBLOCK` is still set) and the file's size.
+/// - Throws: `SoundError`: `.notFound`, `.permissionDenied`, `.isDirectory`, `.notARegularFile`,
+///   `.ioError`, naming `path`; nothing stays open then.
+func openRegularFile(_ path: String) throws(SoundError) -> (fd: Int32, size: Int64) {
+    guard let opened = try openRegularFileIfPresent(path) else {
+        throw SoundFileReader.openError(errno: ENOENT, path: path)
+    }
+    return opened
+}
+
+/// `openRegularFile`, except that no file at `path` (`ENOENT`) gives nil instead of an error.
+func openRegularFileIfPresent(_ path: String) throws(SoundError) -> (fd: Int32, size: Int64)? {
+    let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+    guard fd >= 0 else {
+        if errno == ENOENT { return nil }
+        throw SoundFileReader.openError(errno: errno, path: path)
+    }
+    var status = stat()
+    guard fstat(fd, &status) == 0 else {
+        let code = errno
+        close(fd)
+        throw SoundError(.ioError(errno: code), source: path, detail: systemMessage(code))
+    }
+    if fbs_s_isdir(status.st_mode) != 0 {
+        close(fd)
+        throw SoundError(.isDirectory, source: path)
+    }
+    guard fbs_s_isreg(status.st_mode) != 0 else {
+        close(fd)
+        throw SoundError(.notARegularFile, source: path)
+    }
+    return (fd, Int64(status.st_size))
+}
 
 /// Calls `body` again while it fails with `EINTR`.
 func retryingOnInterrupt(_ body: () -> Int32) -> Int32 {

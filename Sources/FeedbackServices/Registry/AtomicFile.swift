@@ -1,4 +1,3 @@
-internal import CFeedbackShims
 import Glibc
 
 /// Small files written whole or not at all, and the directories they live in.
@@ -54,28 +53,14 @@ enum AtomicFile {
 
     /// The contents of `path`, or nil when there is no such file.
     /// - Throws: `SoundError` for any other failure: `.permissionDenied`, `.isDirectory`,
-    ///   `.notARegularFile`, `.ioError`.
+    ///   `.notARegularFile`, `.ioError`, or `.malformed` for a file over `limit` bytes.
     static func read(_ path: String, limit: Int) throws(SoundError) -> [UInt8]? {
-        let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else {
-            let code = errno
-            switch code {
-            case ENOENT: return nil
-            case EACCES, EPERM: throw SoundError(.permissionDenied, source: path, detail: systemMessage(code))
-            default: throw SoundError(.ioError(errno: code), source: path, detail: systemMessage(code))
-            }
-        }
+        guard let (fd, size) = try openRegularFileIfPresent(path) else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw SoundError(.ioError(errno: errno), source: path, detail: systemMessage(errno))
+        guard size <= Int64(limit) else {
+            throw SoundError(.malformed, source: path, detail: "\(size) bytes, more than the \(limit) expected at most")
         }
-        if fbs_s_isdir(info.st_mode) != 0 { throw SoundError(.isDirectory, source: path) }
-        guard fbs_s_isreg(info.st_mode) != 0 else { throw SoundError(.notARegularFile, source: path) }
-        guard Int(info.st_size) <= limit else {
-            throw SoundError(.malformed, source: path, detail: "\(info.st_size) bytes, more than the \(limit) expected at most")
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var bytes = [UInt8](repeating: 0, count: Int(size))
         var count = 0
         while count < bytes.count {
             let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }

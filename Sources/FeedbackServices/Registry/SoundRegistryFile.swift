@@ -163,10 +163,16 @@ public final class SoundRegistryFile: Sendable {
     /// - Throws: `SoundError`: `.unknownSoundID`, the decoder's error for the file (it may have
     ///   been moved, changed or deleted since it was registered), or as `sounds()`.
     public func decode(_ id: SystemSoundID, decoder: SoundDecoder = SoundDecoder()) throws(SoundError) -> PCMBuffer {
-        let entry = try sound(id)
+        try decode(sound(id), decoder: decoder)
+    }
+
+    /// Decodes the file of `sound` (an entry read from this registry) and applies its level, ready
+    /// to play, without reading the registry again.
+    /// - Throws: `SoundError`: the decoder's error for the file.
+    public func decode(_ sound: PersistentSound, decoder: SoundDecoder = SoundDecoder()) throws(SoundError) -> PCMBuffer {
         let registry = SoundRegistry(decoder: decoder)
-        let local = try registry.register(fileAt: entry.path)
-        return try registry.setVolume(entry.volume, for: local).buffer
+        let local = try registry.register(fileAt: sound.path)
+        return try registry.setVolume(sound.volume, for: local).buffer
     }
 
     // MARK: - The file
