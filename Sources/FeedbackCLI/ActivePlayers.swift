@@ -1,3 +1,4 @@
+import FeedbackServices
 import FoundationEssentials
 import Glibc
 import Synchronization
@@ -33,12 +34,11 @@ enum ActivePlayers {
     /// announced itself or has ended; returns at once when announcements cannot be made here.
     static func waitForAnnouncement(of pid: pid_t, timeout: Double = 2) {
         guard let directory = enabledDirectory, prepare(directory) else { return }
-        var waited = 0.0
-        while waited < timeout && !isRunning(pid, in: directory) {
+        let deadline = monotonicSeconds() + timeout
+        while monotonicSeconds() < deadline && !isRunning(pid, in: directory) {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid { return }
             usleep(1_000)
-            waited += 0.001
         }
     }
 

@@ -56,10 +56,11 @@ enum Playback {
                 throw CommandError(message: error.description, exitCode: .cannotCreate)
             }
             return .finished
-        case .canberra, .engine:
-            output = try (pending ?? PendingOutput(destination)).output()
+        case .canberra:
+            output = try (pending ?? PendingOutput(.canberra)).output()
+        case .engine:
+            output = try (pending ?? PendingOutput(.engine)).output()
         }
-        ActivePlayers.enter()
         try Interruption.check()
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<PlaybackEnd?>(nil)
@@ -96,35 +97,35 @@ enum Playback {
 /// connecting to the sound server and creating the stream take as long as the rest of a `fire`,
 /// so doing both at once brings the first sample forward.
 final class PendingOutput: Sendable {
+    /// The outputs that can be opened ahead.
+    enum Kind: Sendable {
+        /// The engine on the PulseAudio server (`AudioOutputSelection.automatic()`).
+        case engine
+        /// libcanberra.
+        case canberra
+    }
+
     private let result = Mutex<Result<any AudioOutput, CommandError>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
-    /// Starts opening the output `destination` names (the engine or libcanberra; nothing for a file).
-    init(_ destination: Playback.Destination) {
-        let open: @Sendable () -> Result<any AudioOutput, CommandError>
+    /// Starts opening the output `destination` names; nil for a file, which has nothing to open.
+    static func opening(_ destination: Playback.Destination) -> PendingOutput? {
         switch destination {
-        case .file:
-            done.signal()
-            return
-        case .canberra:
-            open = {
-                do {
-                    return .success(try CanberraOutput())
-                } catch {
-                    return .failure(CommandError(message: String(describing: error), exitCode: .unavailable))
-                }
-            }
-        case .engine:
-            open = {
-                do {
-                    return .success(try AudioOutputSelection.automatic())
-                } catch {
-                    return .failure(CommandError(message: String(describing: error), exitCode: .unavailable))
-                }
-            }
+        case .file: nil
+        case .engine: PendingOutput(.engine)
+        case .canberra: PendingOutput(.canberra)
         }
+    }
+
+    /// Starts opening an output of `kind`.
+    init(_ kind: Kind) {
         DispatchQueue.global(qos: .userInitiated).async {
-            let opened = open()
+            let opened: Result<any AudioOutput, CommandError>
+            do throws(PlaybackError) {
+                opened = .success(kind == .canberra ? try CanberraOutput() : try AudioOutputSelection.automatic())
+            } catch {
+                opened = .failure(CommandError(message: error.description, exitCode: .unavailable))
+            }
             self.result.withLock { $0 = opened }
             self.done.signal()
         }
@@ -138,9 +139,6 @@ final class PendingOutput: Sendable {
             try Interruption.check()
         }
         done.signal()
-        guard let result = result.withLock({ $0 }) else {
-            throw CommandError(message: "a file is not an audio output", exitCode: .software)
-        }
-        return try result.get()
+        return try result.withLock { $0 }!.get()
     }
 }

@@ -9,14 +9,7 @@ struct CommandBenchmark {
     let plays: Int
 
     func run() {
-        let server: PulseAudioTestServer
-        do {
-            server = try PulseAudioTestServer.shared(named: "bench")
-        } catch {
-            print("feedbackctl fire: no PulseAudio server could be started (\(error)); run scripts/setup")
-            return
-        }
-        setenv("PULSE_SERVER", server.server, 1)
+        guard let server = benchmarkServer(for: "feedbackctl fire") else { return }
         // The feedbackctl built beside this benchmark, or the one FEEDBACKBENCH_FEEDBACKCTL names.
         let feedbackctl = getenv("FEEDBACKBENCH_FEEDBACKCTL").map { String(cString: $0) } ?? siblingExecutable("feedbackctl")
         guard access(feedbackctl, X_OK) == 0 else {

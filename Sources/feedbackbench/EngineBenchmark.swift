@@ -21,15 +21,7 @@ struct EngineBenchmark {
     // MARK: Trigger to first sample
 
     private func latencies() {
-        let server: PulseAudioTestServer
-        do {
-            server = try PulseAudioTestServer.shared(named: "bench")
-        } catch {
-            print("play latency: no PulseAudio server could be started (\(error)); run scripts/setup")
-            return
-        }
-        // libcanberra and paplay find the server through PULSE_SERVER.
-        setenv("PULSE_SERVER", server.server, 1)
+        guard let server = benchmarkServer(for: "play latency") else { return }
         let beep = makeBeep()
         let path = "\(directory)/beep.wav"
         do {

@@ -1,4 +1,5 @@
 import FeedbackServices
+import FeedbackTestSupport
 import FoundationEssentials
 import Glibc
 
@@ -125,5 +126,19 @@ func soxTimings(_ arguments: [String], iterations: Int, figure: String, ours: Ti
     }
     return repeatMeasure(iterations) {
         guard runProgram("sox", arguments) == 0 else { fatalError("sox failed") }
+    }
+}
+
+/// The benchmarks' private PulseAudio server (null sink, one recorder on its monitor for the whole
+/// run), with `PULSE_SERVER` pointing at it so that libcanberra, paplay and feedbackctl use it too;
+/// nil, after saying why under `figure`, when none can be started.
+func benchmarkServer(for figure: String) -> PulseAudioTestServer? {
+    do {
+        let server = try PulseAudioTestServer.shared(named: "bench")
+        setenv("PULSE_SERVER", server.server, 1)
+        return server
+    } catch {
+        print("\(figure): no PulseAudio server could be started (\(error)); run scripts/setup")
+        return nil
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 import Glibc
 import Synchronization
 
+import FeedbackServices
+
 @testable import FeedbackCLI
 
 /// What one run of feedbackctl produced.
@@ -96,6 +98,12 @@ func runProcess(
     }
     let exited = (status & 0x7f) == 0
     return CommandResult(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output: read("out"), errors: read("err"))
+}
+
+/// Writes 10 s of quiet sound to `path`: long enough to be still playing when a test stops it.
+func writeLongSound(to path: String) throws {
+    let tone = try SoundDecoder().decode(samples: [Float](repeating: 0.1, count: 48_000 * 10), sampleRate: 48_000, channelCount: 1)
+    try SoundFileWriter.write(tone, to: path, format: .wav16)
 }
 
 /// Runs `body` on a thread of its own (not the test's cooperative pool, which a blocking wait

@@ -131,8 +131,7 @@ import FeedbackServices
         mkdir(runtime, 0o700)
         defer { try? FileManager.default.removeItem(atPath: runtime) }
         let source = "\(runtime)/long.wav"
-        let tone = try SoundDecoder().decode(samples: [Float](repeating: 0.1, count: 48_000 * 10), sampleRate: 48_000, channelCount: 1)
-        try SoundFileWriter.write(tone, to: source, format: .wav16)
+        try writeLongSound(to: source)
         let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
         let directory = ActivePlayers.directory(environment: ["XDG_RUNTIME_DIR": runtime])
         // A file left by a player that was killed: no lock, so it is cleaned up and not signalled.
@@ -173,8 +172,7 @@ import FeedbackServices
         mkdir(runtime, 0o700)
         defer { try? FileManager.default.removeItem(atPath: runtime) }
         let source = "\(runtime)/long.wav"
-        let tone = try SoundDecoder().decode(samples: [Float](repeating: 0.1, count: 48_000 * 10), sampleRate: 48_000, channelCount: 1)
-        try SoundFileWriter.write(tone, to: source, format: .wav16)
+        try writeLongSound(to: source)
         let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
         for _ in 0..<3 {
             #expect(runProcess(feedbackctlBinary, ["play", "--no-wait", source], environment: environment).status == 0)
@@ -197,8 +195,7 @@ import FeedbackServices
         let server = try PrivateSoundServer.address()
         let source = "/tmp/feedbackctl-long-\(getpid()).wav"
         defer { unlink(source) }
-        let tone = try SoundDecoder().decode(samples: [Float](repeating: 0.1, count: 48_000 * 10), sampleRate: 48_000, channelCount: 1)
-        try SoundFileWriter.write(tone, to: source, format: .wav16)
+        try writeLongSound(to: source)
         let started = Date()
         let result = runProcess(
             feedbackctlBinary, ["play", source], environment: ["PULSE_SERVER=\(server)"], interruptAfter: 0.5)

@@ -82,8 +82,8 @@ enum FireCommand: Subcommand {
         let profile = FeedbackSettings(environment: parser.environment).profile
         // Connect to the sound server while the sound is looked up and decoded.
         var pending: PendingOutput?
-        if !destination.isFile && !noWait && profile.allowsSound {
-            if case .vibrationOnly = target {} else { pending = PendingOutput(destination) }
+        if !noWait && profile.allowsSound {
+            if case .vibrationOnly = target {} else { pending = PendingOutput.opening(destination) }
         }
         let resolver = try themeOptions.resolver()
 

@@ -62,13 +62,8 @@ enum ListCommand: Subcommand {
         }
         let vibration = SystemSoundCatalog.vibrationOnly.sorted { $0.key < $1.key }
         var registered: [PersistentSound]?
-        do throws(CommandError) {
-            let registry = try RegistryArguments.registry(parser)
-            do {
-                registered = try registry.sounds()
-            } catch {
-                throw CommandError(soundError: error)
-            }
+        do {
+            registered = try RegistryArguments.sounds(parser)
         } catch {
             parser.warn("registered sounds not listed: \(error.message)")
         }

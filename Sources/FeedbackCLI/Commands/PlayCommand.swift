@@ -45,7 +45,7 @@ enum PlayCommand: Subcommand {
         let json = parser.flag("--json")
         let path = try parser.finish(positionals: 1)[0]
         // Connect to the sound server while the file is decoded.
-        let pending = noWait || destination.isFile ? nil : PendingOutput(destination)
+        let pending = noWait ? nil : PendingOutput.opening(destination)
         let buffer = try SoundArguments.decode(path)
         let end = try Playback.play(
             buffer, options: PlaybackOptions(volume: volume, pan: pan, playCount: loops), to: destination,

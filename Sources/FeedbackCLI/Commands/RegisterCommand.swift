@@ -143,9 +143,20 @@ enum RegistryArguments {
     static func decode(_ id: SystemSoundID, _ parser: ArgumentParser) throws(CommandError) -> (PersistentSound, PCMBuffer) {
         let registry = try registry(parser)
         do {
-            return (try registry.sound(id), try registry.decode(id))
+            let entry = try registry.sound(id)
+            return (entry, try registry.decode(entry))
         } catch {
             throw failure(error, id: id, registry: registry)
+        }
+    }
+
+    /// Every registered sound.
+    static func sounds(_ parser: ArgumentParser) throws(CommandError) -> [PersistentSound] {
+        let registry = try registry(parser)
+        do {
+            return try registry.sounds()
+        } catch {
+            throw CommandError(soundError: error)
         }
     }
 

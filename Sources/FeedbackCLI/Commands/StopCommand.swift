@@ -1,3 +1,4 @@
+import FeedbackServices
 import Glibc
 
 /// `feedbackctl stop`: stop every sound and vibration other `feedbackctl` commands are playing.
@@ -71,11 +72,5 @@ enum StopCommand: Subcommand {
 
     private static func formatted(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-    }
-
-    private static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

@@ -122,8 +122,9 @@ struct Vibration {
     private let done: DispatchSemaphore
     private let result: Result
 
-    /// Opens the vibrator `selector` picks and starts `pattern` on it; the command announces
-    /// itself to `feedbackctl stop` (`ActivePlayers`).
+    /// Opens the vibrator `selector` picks and starts `pattern` on it, unless a signal already
+    /// asked the command to stop (`feedbackctl stop` finds it through `ActivePlayers`, which
+    /// `FeedbackCommand.main` announced at start).
     static func start(
         _ pattern: VibrationPattern, on selector: VibratorSelector = .first, directory: String = inputDirectory,
         intensity: Double = 1
@@ -135,7 +136,6 @@ struct Vibration {
             throw CommandError(hapticsError: error)
         }
         engine.maximumStrength = intensity
-        ActivePlayers.enter()
         do {
             try Interruption.check()
         } catch {
