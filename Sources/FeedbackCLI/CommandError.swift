@@ -58,6 +58,7 @@ struct CommandError: Error {
         case .unknownSoundID: .noInput
         case .registryBusy: .temporaryFailure
         case .soundIDsExhausted: .software
+        case .persistentSoundID: .usage
         case .notASoundFile, .malformed, .unsupportedEncoding, .empty, .exceedsMaximumDuration,
             .tooManyChannels, .invalidSampleRate, .invalidSamples, .loudnessUnmeasurable, .registryDamaged:
             .dataError
@@ -66,6 +67,17 @@ struct CommandError: Error {
 }
 
 extension CommandError {
+    /// A failure of an alert, with the exit code of the error beneath it.
+    init(feedbackError error: FeedbackError) {
+        switch error {
+        case .sound(let error): self.init(soundError: error)
+        case .haptics(let error): self.init(hapticsError: error)
+        case .invalidName(let error): self = .usage(error.description)
+        case .catalog, .theme: self.init(message: error.description, exitCode: .noInput)
+        case .playback: self.init(message: error.description, exitCode: .unavailable)
+        }
+    }
+
     init(hapticsError error: HapticsError) {
         message = error.description
         exitCode =

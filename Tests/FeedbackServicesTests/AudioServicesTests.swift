@@ -109,7 +109,7 @@ extension AudioServerSuites {
             var fromURL: SystemSoundID = 0
             #expect(AudioServicesCreateSystemSoundID(URL(fileURLWithPath: path), &fromURL) == kAudioServicesNoError)
             let fromPath = try create(path)
-            #expect(fromURL >= SoundRegistry.firstCustomSoundID && fromPath > fromURL)
+            #expect(SoundIDRange(fromURL) == .processLocal && fromPath > fromURL)
             #expect(SoundRegistry.shared.sound(fromURL) != nil)
             #expect(AudioServicesDisposeSystemSoundID(fromURL) == kAudioServicesNoError)
             #expect(AudioServicesDisposeSystemSoundID(fromPath) == kAudioServicesNoError)

@@ -134,9 +134,10 @@ import Testing
             == FeedbackPlan(sound: .notRequested, vibration: nil))
         #expect(FeedbackPlan.decide(type: .audioOnly, profile: .silent, hasSound: false, vibrator: nil)
             == FeedbackPlan(sound: .notRequested, vibration: .silencedByProfile(.silent)))
-        #expect(!FeedbackManager.hasSound(kSystemSoundID_Vibrate))
-        #expect(!FeedbackManager.hasSound(1011))
-        #expect(FeedbackManager.hasSound(1007))
-        #expect(FeedbackManager.hasSound(4097))
+        #expect(AlertSound.id(kSystemSoundID_Vibrate).vibratesOnly)
+        #expect(AlertSound.id(1011).vibratesOnly)
+        #expect(!AlertSound.id(1007).vibratesOnly)
+        #expect(!AlertSound.id(4097).vibratesOnly)
+        #expect(!AlertSound.event("bell").vibratesOnly)
     }
 }

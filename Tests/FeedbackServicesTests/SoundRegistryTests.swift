@@ -8,15 +8,26 @@ import Testing
 @Suite struct SoundRegistryTests {
     let beep = Signal.sines([880], seconds: 0.05, rate: 48_000)
 
-    @Test func idsStartAbove4096AndIncrease() throws {
+    /// Process-local IDs have a range of their own, so they can never name a persistent sound.
+    @Test func processLocalIDsStartAtOneMillionAndIncrease() throws {
         let registry = SoundRegistry()
         let first = try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1)
         let second = try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1)
-        #expect(first == 4097)
-        #expect(second == 4098)
-        #expect(!SoundRegistry.systemSoundIDs.contains(first))
-        #expect(first != kSystemSoundID_Vibrate)
-        #expect(registry.soundIDs == [4097, 4098])
+        #expect(first == 1_000_000)
+        #expect(second == 1_000_001)
+        #expect(SoundIDRange(first) == .processLocal)
+        #expect(registry.soundIDs == [1_000_000, 1_000_001])
+    }
+
+    @Test func everyIDFallsInOneDocumentedRange() {
+        #expect(SoundIDRange(999) == .unassigned)
+        #expect(SoundIDRange(1000) == .system && SoundIDRange(1351) == .system)
+        #expect(SoundIDRange(1352) == .unassigned)
+        #expect(SoundIDRange(4095) == .vibrate)
+        #expect(SoundIDRange(4096) == .unassigned)
+        #expect(SoundIDRange(4097) == .persistent && SoundIDRange(999_999) == .persistent)
+        #expect(SoundIDRange(1_000_000) == .processLocal && SoundIDRange(1_999_999_999) == .processLocal)
+        #expect(SoundIDRange(2_000_000_000) == .service && SoundIDRange(.max) == .service)
     }
 
     @Test func disposedIDsAreNeverReused() throws {
@@ -34,7 +45,7 @@ import Testing
         try registry.dispose(id)
         let error = #expect(throws: SoundError.self) { try registry.dispose(id) }
         #expect(error?.reason == .unknownSoundID(id))
-        #expect(error?.description == "sound \(id): no registered sound has ID \(id)")
+        #expect(error?.description.hasPrefix("sound \(id): no sound has ID \(id) in this process") == true)
         #expect(throws: SoundError.self) { try registry.duration(of: 1007) }
     }
 
@@ -67,7 +78,7 @@ import Testing
         #expect(throws: SoundError.self) { try registry.register(fileAt: "/nonexistent.wav") }
         #expect(throws: SoundError.self) { try registry.register(samples: [], sampleRate: 48_000, channelCount: 1) }
         #expect(registry.soundIDs.isEmpty)
-        #expect(try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1) == 4097)
+        #expect(try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1) == 1_000_000)
     }
 
     @Test func theThirtySecondLimitApplies() {
@@ -80,8 +91,9 @@ import Testing
     }
 
     @Test func idsRunOutInsteadOfWrapping() throws {
-        let registry = SoundRegistry(decoder: SoundDecoder(), firstID: .max)
-        #expect(try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1) == .max)
+        let last = SoundIDRange.processLocalIDs.upperBound
+        let registry = SoundRegistry(decoder: SoundDecoder(), firstID: last)
+        #expect(try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1) == last)
         let error = #expect(throws: SoundError.self) {
             try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1)
         }
@@ -129,7 +141,7 @@ import Testing
         let ids = issued.withLock { $0 }
         #expect(ids.count == 400)
         #expect(Set(ids).count == 400, "IDs must be unique")
-        #expect(ids.allSatisfy { $0 >= SoundRegistry.firstCustomSoundID })
+        #expect(ids.allSatisfy { SoundIDRange($0) == .processLocal })
         // Every fifth round kept its sound: 16 threads × 5.
         #expect(registry.soundIDs.count == 80)
         for id in registry.soundIDs { try registry.dispose(id) }

@@ -61,14 +61,6 @@ enum FireCommand: Subcommand {
 
         """
 
-    /// What a target names.
-    private enum Target {
-        case system(SystemSoundID, event: String)
-        case event(String)
-        case vibrationOnly(SystemSoundID)
-        case registered(SystemSoundID)
-    }
-
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
         let volume = try SoundArguments.volume(&parser)
         let vibrate = parser.flag("--vibrate")
@@ -77,68 +69,45 @@ enum FireCommand: Subcommand {
         let noWait = parser.flag("--no-wait")
         let json = parser.flag("--json")
         let themeOptions = try ThemeOptions(&parser)
-        let target = try identify(try parser.finish(positionals: 1)[0])
+        let alert = try identify(try parser.finish(positionals: 1)[0])
         if wait && noWait { throw CommandError.usage("--wait and --no-wait exclude each other") }
-        let profile = FeedbackSettings(environment: parser.environment).profile
+        let manager = Playback.manager(
+            for: destination, parser, vibrator: .discovery(VibratorDiscovery(directory: Vibration.inputDirectory)),
+            themes: try themeOptions.resolver())
+        defer { manager.vibrator = .none }
+        let profile = manager.profile
         // Connect to the sound server while the sound is looked up and decoded.
-        var pending: PendingOutput?
-        if !noWait && profile.allowsSound {
-            if case .vibrationOnly = target {} else { pending = PendingOutput.opening(destination) }
+        if !noWait && !destination.isFile && profile.allowsSound && !alert.vibratesOnly { manager.prepareAudioOutput() }
+        let sound: ResolvedAlertSound
+        do {
+            sound = try manager.resolve(alert)
+        } catch {
+            throw failure(error, alert: alert, registry: manager.registry.persistentRegistry)
         }
-        let resolver = try themeOptions.resolver()
 
         var report: [String: JSON] = [
-            "version": .string(FeedbackCommand.version), "event": .null, "id": .null, "file": .null,
-            "duration": .null, "vibration": .null, "profile": .null,
+            "version": .string(FeedbackCommand.version), "id": alert.soundID.map { .number(Double($0)) } ?? .null,
+            "event": sound.event.map(JSON.string) ?? .null, "file": sound.file.map(JSON.string) ?? .null,
+            "duration": sound.duration.map(JSON.number) ?? .null, "vibration": .null, "profile": .null,
         ]
-        // What to play: a decoded sound, or nothing (the theme disables it, or it only vibrates).
-        var sound: PCMBuffer?
-        switch target {
-        case .system(_, let event), .event(let event):
-            if case .system(let id, _) = target { report["id"] = .number(Double(id)) }
-            report["event"] = .string(event)
-            let result: SoundLookupResult
-            do {
-                result = try resolver.resolve(event)
-            } catch {
-                throw CommandError.usage(error.description)
-            }
-            switch result {
-            case .notFound:
-                throw CommandError(message: "no sound for '\(event)': \(ThemeOptions.describe(result))", exitCode: .noInput)
-            case .disabled(let file):
-                report["result"] = .string("disabled")
-                report["file"] = .string(file.path)
-            case .resolved(let file):
-                sound = try SoundArguments.decode(file.path)
-                report["file"] = .string(file.path)
-            }
-        case .registered(let id):
-            report["id"] = .number(Double(id))
-            let (entry, buffer) = try RegistryArguments.decode(id, parser)
-            sound = buffer
-            report["file"] = .string(entry.path)
-        case .vibrationOnly(let id):
-            report["id"] = .number(Double(id))
-            if destination.isFile {
-                throw CommandError.usage("\(id) only vibrates; there is no sound to write to a file")
-            }
-        }
-        report["duration"] = sound.map { .number($0.duration) } ?? .null
-        let vibrationOnly = if case .vibrationOnly = target { true } else { false }
+        if case .disabledByTheme = sound.content { report["result"] = .string("disabled") }
 
-        if destination.isFile {
-            if let sound {
-                _ = try Playback.play(sound, options: PlaybackOptions(volume: volume), to: destination, wait: true)
+        if case .file(let path) = destination {
+            // A rendering, not an alert: the profile does not apply.
+            if let buffer = sound.buffer {
+                try Playback.render(buffer, options: PlaybackOptions(volume: volume), to: path)
                 report["result"] = .string("finished")
+            } else if alert.vibratesOnly {
+                throw CommandError.usage("\(alert.soundID ?? 0) only vibrates; there is no sound to write to a file")
             }
             return finish(report, json: json, output: &output)
         }
         report["profile"] = .string(profile.rawValue)
+        let vibrationOnly = alert.vibratesOnly
         let wantsVibration = vibrate || vibrationOnly
         if noWait {
             // Relaunch only for what will actually happen; report the rest as a waiting run would.
-            let plays = sound != nil && report["result"] == nil && profile.allowsSound
+            let plays = sound.buffer != nil && profile.allowsSound
             let vibrates = wantsVibration && profile.allowsVibration
             if plays || vibrates { _ = try Detach.relaunch() }
             if report["result"] == nil { report["result"] = .string(plays || (vibrationOnly && vibrates) ? "started" : "silenced") }
@@ -146,49 +115,11 @@ enum FireCommand: Subcommand {
             return finish(report, json: json, output: &output)
         }
 
-        var vibration: Vibration?
-        if wantsVibration {
-            if !profile.allowsVibration {
-                report["vibration"] = .string("silenced")
-            } else {
-                do {
-                    vibration = try Vibration.start(.systemVibrate)
-                    report["vibration"] = .string("vibrated")
-                } catch where !vibrationOnly {
-                    report["vibration"] = .string(error.exitCode == .unavailable ? "noVibrator" : "failed")
-                    parser.warn("no vibration: \(error.message)")
-                }
-            }
-        }
-        if let sound, report["result"] == nil {
-            if profile.allowsSound {
-                do {
-                    let end = try Playback.play(
-                        sound, options: PlaybackOptions(volume: volume), to: destination, wait: true, pending: pending)
-                    report["result"] = .string(Playback.name(of: end))
-                } catch {
-                    // Interrupted: stop everything. The sound failed: the vibration still ends as
-                    // asked, and the sound's error is the one reported.
-                    if error.exitCode == .interrupted || error.exitCode == .terminated {
-                        vibration?.stop()
-                    } else {
-                        try? vibration?.wait()
-                    }
-                    throw error
-                }
-            } else {
-                report["result"] = .string("silenced")
-            }
-        }
-        if let vibration {
-            do {
-                try vibration.wait()
-            } catch where !vibrationOnly && error.exitCode != .interrupted && error.exitCode != .terminated {
-                // The sound played; a vibrator that failed on the way is a warning, as at the start.
-                report["vibration"] = .string("failed")
-                parser.warn("vibration failed: \(error.message)")
-            }
-        }
+        let result = try Playback.play(
+            sound, on: manager, type: vibrate ? .audioAndVibrate : .audioOnly, options: PlaybackOptions(volume: volume))
+        let vibration = try vibrationName(result.vibration, vibrationOnly: vibrationOnly, parser: &parser)
+        report["vibration"] = vibration.map(JSON.string) ?? .null
+        if let name = try Playback.name(of: result.sound) { report["result"] = .string(name) }
         if vibrationOnly { report["result"] = report["vibration"] }
         finish(report, json: json, output: &output)
     }
@@ -197,22 +128,63 @@ enum FireCommand: Subcommand {
         if json { output += JSON.object(report) + "\n" }
     }
 
-    /// What a command-line target names.
-    private static func identify(_ target: String) throws(CommandError) -> Target {
+    /// What the vibration did, as the JSON reports it. For an ID that only vibrates a missing or
+    /// failing vibrator is the command's failure; beside a sound it is a warning.
+    private static func vibrationName(
+        _ outcome: VibrationOutcome, vibrationOnly: Bool, parser: inout ArgumentParser
+    ) throws(CommandError) -> String? {
+        switch outcome {
+        case .notRequested: return nil
+        case .vibrated, .stopped: return "vibrated"
+        case .silencedByProfile: return "silenced"
+        case .noVibrator(let error):
+            let failure = CommandError(hapticsError: error)
+            if vibrationOnly { throw failure }
+            parser.warn("no vibration: \(failure.message)")
+            return failure.exitCode == .unavailable ? "noVibrator" : "failed"
+        case .failed(let error):
+            let failure = CommandError(feedbackError: error)
+            if vibrationOnly { throw failure }
+            parser.warn("vibration failed: \(failure.message)")
+            return "failed"
+        }
+    }
+
+    /// What a command-line target names. Numbers outside the ranges `fire` can play are refused
+    /// here, with what the number is.
+    private static func identify(_ target: String) throws(CommandError) -> AlertSound {
         guard let number = UInt32(target) else {
             guard !target.isEmpty else { throw CommandError.usage("the event name is empty") }
             return .event(target)
         }
-        if number >= SoundRegistry.firstCustomSoundID { return .registered(number) }
-        do {
-            switch try SystemSoundCatalog.action(for: number) {
-            case .play(let sound): return .system(number, event: sound.event)
-            case .vibrate: return .vibrationOnly(number)
-            }
-        } catch {
-            throw CommandError(
-                message: "\(error.description); registered sounds have IDs from \(SoundRegistry.firstCustomSoundID)",
+        switch SoundIDRange(number) {
+        case .processLocal:
+            throw CommandError.usage(
+                "\(number) is a process-local sound ID (\(SoundIDRange.processLocal)): only the program that "
+                    + "registered it can play it; give a sound an ID every program can play with 'feedbackctl register FILE'")
+        case .service:
+            throw CommandError.usage("\(number) is in \(SoundIDRange.service), which feedbackctl cannot play")
+        case .system, .vibrate, .persistent, .unassigned:
+            return .id(number)
+        }
+    }
+
+    /// A failed lookup as `fire` reports it.
+    private static func failure(_ error: FeedbackError, alert: AlertSound, registry: SoundRegistryFile?) -> CommandError {
+        switch (error, alert) {
+        case (.catalog(let error), _):
+            return CommandError(
+                message: "\(error.description); registered sounds have IDs from \(SoundIDRange.persistentIDs.lowerBound)",
                 exitCode: .noInput)
+        case (.theme(let explanation), .event(let name)):
+            return CommandError(message: "no sound for '\(name)': not found: \(explanation)", exitCode: .noInput)
+        case (.sound(let error), .id(let id)) where SoundIDRange(id) == .persistent:
+            guard let registry else {
+                return CommandError(message: "\(error.description) (neither XDG_DATA_HOME nor HOME is set)", exitCode: .noInput)
+            }
+            return RegistryArguments.failure(error, id: id, registry: registry)
+        default:
+            return CommandError(feedbackError: error)
         }
     }
 }

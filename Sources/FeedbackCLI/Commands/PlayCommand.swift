@@ -44,16 +44,33 @@ enum PlayCommand: Subcommand {
         let noWait = parser.flag("--no-wait")
         let json = parser.flag("--json")
         let path = try parser.finish(positionals: 1)[0]
+        // A file the user asked for by name: the feedback profile does not apply.
+        let manager = Playback.manager(for: destination, parser, profile: .full)
         // Connect to the sound server while the file is decoded.
-        let pending = noWait ? nil : PendingOutput.opening(destination)
-        let buffer = try SoundArguments.decode(path)
-        let end = try Playback.play(
-            buffer, options: PlaybackOptions(volume: volume, pan: pan, playCount: loops), to: destination,
-            wait: !noWait, pending: pending)
+        if !noWait && !destination.isFile { manager.prepareAudioOutput() }
+        let sound: ResolvedAlertSound
+        do {
+            sound = try manager.resolve(.file(path))
+        } catch {
+            throw CommandError(feedbackError: error)
+        }
+        let buffer = sound.buffer!
+        let options = PlaybackOptions(volume: volume, pan: pan, playCount: loops)
+        let result: String
+        if case .file(let output) = destination {
+            try Playback.render(buffer, options: options, to: output)
+            result = "finished"
+        } else if noWait {
+            _ = try Detach.relaunch()
+            result = "started"
+        } else {
+            let played = try Playback.play(sound, on: manager, type: .audioOnly, options: options)
+            result = try Playback.name(of: played.sound) ?? "finished"
+        }
         if json {
             output += JSON.object([
                 "version": .string(FeedbackCommand.version), "file": .string(path),
-                "duration": .number(buffer.duration * Double(loops)), "result": .string(Playback.name(of: end)),
+                "duration": .number(buffer.duration * Double(loops)), "result": .string(result),
             ]) + "\n"
         }
     }
@@ -84,14 +101,5 @@ enum SoundArguments {
             throw CommandError.usage("\(name) takes a whole number of 1 or more, not '\(text)'")
         }
         return value
-    }
-
-    /// Decodes a sound file for playing, mapping its errors to exit codes.
-    static func decode(_ path: String) throws(CommandError) -> PCMBuffer {
-        do {
-            return try SoundDecoder().decode(fileAt: path).buffer
-        } catch {
-            throw CommandError(soundError: error)
-        }
     }
 }

@@ -95,8 +95,8 @@ enum UnregisterCommand: Subcommand {
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
         let json = parser.flag("--json")
         let text = try parser.finish(positionals: 1)[0]
-        guard let id = SystemSoundID(text), id >= SoundRegistry.firstCustomSoundID else {
-            throw CommandError.usage("'\(text)' is not a registered sound ID (4097 or above)")
+        guard let id = SystemSoundID(text), SoundIDRange(id) == .persistent else {
+            throw CommandError.usage("'\(text)' is not a registered sound ID (\(SoundIDRange.persistent))")
         }
         let registry = try RegistryArguments.registry(parser)
         let removed: PersistentSound

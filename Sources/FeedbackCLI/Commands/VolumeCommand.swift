@@ -76,7 +76,7 @@ enum VolumeCommand: Subcommand {
         guard (multiplier == nil) != (lufs == nil) else {
             throw CommandError.usage("give either a multiplier X or --lufs TARGET")
         }
-        let registeredID = SystemSoundID(arguments[0]).flatMap { $0 >= SoundRegistry.firstCustomSoundID ? $0 : nil }
+        let registeredID = SystemSoundID(arguments[0]).flatMap { SoundIDRange($0) == .persistent ? $0 : nil }
         let path: String
         if let registeredID {
             path = try RegistryArguments.entry(registeredID, parser).path

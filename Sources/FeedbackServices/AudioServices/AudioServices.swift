@@ -259,7 +259,7 @@ enum AudioServicesFacade {
     }
 
     static func isKnown(_ id: SystemSoundID) -> Bool {
-        SoundRegistry.systemSoundIDs.contains(id) || id == kSystemSoundID_Vibrate || SoundRegistry.shared.sound(id) != nil
+        SoundRegistry.systemSoundIDs.contains(id) || id == kSystemSoundID_Vibrate || SoundRegistry.shared.contains(id)
     }
 
     static func forget(_ id: SystemSoundID) {

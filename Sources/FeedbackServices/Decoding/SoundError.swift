@@ -37,8 +37,12 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidSamples(String)
         /// The system refused a read (`errno`).
         case ioError(errno: Int32)
-        /// The ID names no registered sound.
+        /// The ID names no sound: none was registered under it in this process, or the persistent
+        /// registry has no such entry; the message says which range the ID is in.
         case unknownSoundID(UInt32)
+        /// The ID is one of the persistent registry's, which a process cannot dispose of: only
+        /// `SoundRegistryFile.unregister` (`feedbackctl unregister`) removes it, for every process.
+        case persistentSoundID(UInt32)
         /// Every ID a registry can hand out has been used once; IDs are never reused in a process.
         case soundIDsExhausted
         /// Writing a sound file failed.
@@ -93,7 +97,16 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
             "sample rate \(rate) Hz is outside \(supported.lowerBound)…\(supported.upperBound) Hz"
         case .invalidSamples(let why): "invalid samples: \(why)"
         case .ioError(let code): "read failed (errno \(code))"
-        case .unknownSoundID(let id): "no registered sound has ID \(id)"
+        case .unknownSoundID(let id):
+            switch SoundIDRange(id) {
+            case .persistent: "no sound is registered as \(id) in the persistent registry"
+            case .processLocal:
+                "no sound has ID \(id) in this process (\(SoundIDRange.processLocal): only the process that registered a sound can play it)"
+            case .system, .vibrate: "\(id) is a system sound ID, not a registered sound"
+            case .service, .unassigned: "no sound can have ID \(id) (IDs \(SoundIDRange(id)))"
+            }
+        case .persistentSoundID(let id):
+            "sound \(id) is in the persistent registry: only unregistering it there removes it (feedbackctl unregister \(id))"
         case .soundIDsExhausted: "every sound ID has been used"
         case .writeFailed: "could not be written"
         case .registryDamaged: "damaged sound registry; it was left untouched (repair or remove the file)"

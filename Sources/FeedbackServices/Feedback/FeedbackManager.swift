@@ -13,7 +13,8 @@ public enum VibratorSource: Sendable {
 }
 
 /// Alert feedback under the system profile: a sound, a vibration, or both, with one completion
-/// that says what was actually done.
+/// that says what was actually done. This is the one route for an alert: the AudioServices
+/// functions, `feedbackctl fire` and the session service all play through a `FeedbackManager`.
 ///
 /// A play looks at the profile (`profileOverride`, else `FeedbackSettings`), decides which parts
 /// run, starts them together and reports a `FeedbackResult` once both have ended:
@@ -28,11 +29,18 @@ public enum VibratorSource: Sendable {
 /// (so audio-and-vibrate gives sound only in full, nothing in quiet). `kSystemSoundID_Vibrate` and
 /// the IDs that only vibrate (1011, 1102, …) vibrate whatever the type, as on an iPhone.
 ///
-/// Sounds: IDs 1000…1351 are looked up in the sound theme through `SystemSoundCatalog` at each play
-/// (so a theme change applies at once); each file is decoded once and kept. Other IDs come from
-/// `registry`. Without an injected output, the engine is chosen with
-/// `AudioOutputSelection.automatic()` at the first sound (tried again at each sound until one
-/// answers; once chosen, the engine reconnects by itself after a server restart).
+/// Sounds (`AlertSound`): IDs 1000…1351 and event names are looked up in the sound theme at each
+/// play (so a theme change applies at once); theme files and files are decoded once and kept while
+/// they are unchanged. Other IDs come from `registry`: its own sounds, and the persistent registry's
+/// (`SoundRegistry.persistentRegistry`), so a sound `feedbackctl register` made plays here by its
+/// number. `resolve(_:)` does the lookup alone, for callers that want to report on the sound before
+/// it plays.
+///
+/// The audio output: without an injected one, the first sound opens one with `openAudioOutput`
+/// (`AudioOutputSelection.automatic()`: the engine) — in the background, while the sound is looked
+/// up and decoded, so the two overlap; `prepareAudioOutput()` starts it earlier still. A failed
+/// open is tried again at the next sound; once open, the engine reconnects by itself after a server
+/// restart.
 ///
 /// Thread safety: every property and method may be used from any thread. `play` never blocks: the
 /// lookup, decode and device opening run on a background queue. Completions run on the queue given,
@@ -42,16 +50,21 @@ public final class FeedbackManager: Sendable {
     /// AudioServices functions play through it.
     public static let shared = FeedbackManager()
 
-    /// Where sound IDs from 4097 up are looked up.
+    /// Where registered sound IDs are looked up.
     public let registry: SoundRegistry
     /// Where the profile is read when `profileOverride` is nil.
     public let settings: FeedbackSettings
+
+    /// Waits for the audio output being opened.
+    private typealias OutputWaiter = @Sendable (Result<any AudioOutput, PlaybackError>) -> Void
 
     private struct State {
         var feedbackType = FeedbackType.audioAndVibrate
         var soundID: SystemSoundID = 1007
         var profileOverride: FeedbackProfile?
         var output: (any AudioOutput)?
+        /// Plays waiting for the output being opened; nil when none is being opened.
+        var outputWaiters: [OutputWaiter]?
         var vibrator: VibratorSource
         /// An engine this manager opened from a discovery; shut down when replaced.
         var openedEngine: HapticEngine?
@@ -60,24 +73,32 @@ public final class FeedbackManager: Sendable {
         var nextID: UInt64 = 1
     }
     private let state: Mutex<State>
-    /// Decoded theme files by path.
-    private let decoded = Mutex<[String: PCMBuffer]>([:])
+    private let sounds: AlertSoundResolver
+    private let openAudioOutput: @Sendable () throws(PlaybackError) -> any AudioOutput
     private let work = DispatchQueue(label: "FeedbackManager.work", qos: .userInitiated, attributes: .concurrent)
 
     /// Creates a manager.
     /// - Parameters:
     ///   - registry: where registered sound IDs are looked up.
-    ///   - audioOutput: where sounds play; nil chooses the engine automatically when first needed.
+    ///   - audioOutput: where sounds play; nil opens one with `openAudioOutput` when first needed.
+    ///   - openAudioOutput: how the output is opened when there is none (the engine, connected, by
+    ///     default; libcanberra's `CanberraOutput.init` is another choice). It may block: it runs on
+    ///     a background queue.
     ///   - vibrator: where vibration goes (the first device in `/dev/input` by default).
     ///   - settings: where the profile is read.
-    ///   - themeResolver: how system sounds are found; nil for `SoundThemeResolver.standard()` at each play.
+    ///   - themeResolver: how system sounds and events are found; nil for `SoundThemeResolver.standard()` at each play.
     public init(
         registry: SoundRegistry = .shared, audioOutput: (any AudioOutput)? = nil,
+        openAudioOutput: @escaping @Sendable () throws(PlaybackError) -> any AudioOutput = {
+            try AudioOutputSelection.automatic(server: nil)
+        },
         vibrator: VibratorSource = .discovery(VibratorDiscovery()), settings: FeedbackSettings = FeedbackSettings(),
         themeResolver: SoundThemeResolver? = nil
     ) {
         self.registry = registry
         self.settings = settings
+        self.openAudioOutput = openAudioOutput
+        sounds = AlertSoundResolver(registry: registry)
         state = Mutex(State(output: audioOutput, vibrator: vibrator, themeResolver: themeResolver))
     }
 
@@ -104,7 +125,7 @@ public final class FeedbackManager: Sendable {
         state.withLock { $0.profileOverride } ?? settings.profile
     }
 
-    /// Where sounds play; nil chooses the engine automatically at the next sound.
+    /// Where sounds play; nil opens one at the next sound.
     public var audioOutput: (any AudioOutput)? {
         get { state.withLock { $0.output } }
         set { state.withLock { $0.output = newValue } }
@@ -123,6 +144,23 @@ public final class FeedbackManager: Sendable {
             }
             old?.shutdown()
         }
+    }
+
+    /// Starts opening the audio output now, if there is none and none is being opened, and returns
+    /// at once: the next sound then does not wait for the connection (the first play of a process
+    /// otherwise opens it while it decodes).
+    public func prepareAudioOutput() {
+        withAudioOutput { _ in }
+    }
+
+    /// Finds and decodes the sound `alert` names, as a play would, without playing it: to report
+    /// on it (its file, its length) or to refuse a request before anything starts. The result can
+    /// be played with `play(_:type:options:queue:completion:)`.
+    /// - Throws: `FeedbackError`: `.catalog` for a system sound ID with no sound assigned,
+    ///   `.invalidName` for an event name that could escape the theme directories, `.theme` for an
+    ///   event no theme has, `.sound` for an unknown registered ID or a file that cannot be decoded.
+    public func resolve(_ alert: AlertSound) throws(FeedbackError) -> ResolvedAlertSound {
+        try sounds.resolve(alert, themes: themeResolver)
     }
 
     /// Plays `soundID` as `feedbackType`, without a completion.
@@ -174,16 +212,29 @@ public final class FeedbackManager: Sendable {
         _ id: SystemSoundID, type: FeedbackType, queue: DispatchQueue = .global(),
         completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
-        let (playback, profile) = state.withLock { state in
-            defer { state.nextID += 1 }
-            let playback = FeedbackPlayback(id: state.nextID, soundID: id)
-            state.active[playback.id] = playback
-            return (playback, state.profileOverride)
-        }
-        work.async { [self] in
-            start(playback, type: type, profile: profile ?? settings.profile, queue: queue, completion: completion)
-        }
-        return playback
+        play(.id(id), type: type, queue: queue, completion: completion)
+    }
+
+    /// Plays `alert` as `type` with `options` (volume, pan, repeats, fade-in of the sound). Returns
+    /// at once; `completion` runs exactly once on `queue`, after the sound and the vibration have
+    /// both ended (or were not started), with what was done. The sound is looked up and decoded
+    /// only when the profile lets it play.
+    @discardableResult
+    public func play(
+        _ alert: AlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
+        queue: DispatchQueue = .global(), completion: (@Sendable (FeedbackResult) -> Void)?
+    ) -> FeedbackPlayback {
+        start(.alert(alert), type: type, options: options, queue: queue, completion: completion)
+    }
+
+    /// Plays a sound `resolve(_:)` found, as `play(_:type:options:queue:completion:)` plays an
+    /// `AlertSound`, without looking it up again.
+    @discardableResult
+    public func play(
+        _ resolved: ResolvedAlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
+        queue: DispatchQueue = .global(), completion: (@Sendable (FeedbackResult) -> Void)?
+    ) -> FeedbackPlayback {
+        start(.resolved(resolved), type: type, options: options, queue: queue, completion: completion)
     }
 
     /// Stops every play of `id` that is still running (FeedbackServices' addition: AudioServices
@@ -209,20 +260,47 @@ public final class FeedbackManager: Sendable {
         try registry.setVolume(multiplier, for: id, limiting: limiting)
     }
 
-    // MARK: - One play, on the work queue
+    // MARK: - One play
+
+    /// A sound still to be looked up, or one already found.
+    private enum Request: Sendable {
+        case alert(AlertSound)
+        case resolved(ResolvedAlertSound)
+
+        var alert: AlertSound {
+            switch self {
+            case .alert(let alert): alert
+            case .resolved(let resolved): resolved.alert
+            }
+        }
+    }
 
     private func start(
-        _ playback: FeedbackPlayback, type: FeedbackType, profile: FeedbackProfile, queue: DispatchQueue,
+        _ request: Request, type: FeedbackType, options: PlaybackOptions, queue: DispatchQueue,
         completion: (@Sendable (FeedbackResult) -> Void)?
-    ) {
-        let id = playback.soundID
-        let join = FeedbackJoin { [self] sound, vibration in
-            state.withLock { _ = $0.active.removeValue(forKey: playback.id) }
-            playback.markEnded()
-            let result = FeedbackResult(soundID: id, feedbackType: type, profile: profile, sound: sound, vibration: vibration)
-            if let completion { queue.async { completion(result) } }
+    ) -> FeedbackPlayback {
+        let (playback, profile) = state.withLock { state in
+            defer { state.nextID += 1 }
+            let playback = FeedbackPlayback(id: state.nextID, alert: request.alert, join: FeedbackJoin())
+            state.active[playback.id] = playback
+            return (playback, state.profileOverride)
         }
-        let hasSound = Self.hasSound(id)
+        work.async { [self] in
+            run(request, playback: playback, type: type, options: options, profile: profile ?? settings.profile,
+                queue: queue, completion: completion)
+        }
+        return playback
+    }
+
+    /// One play, on the work queue.
+    private func run(
+        _ request: Request, playback: FeedbackPlayback, type: FeedbackType, options: PlaybackOptions,
+        profile: FeedbackProfile, queue: DispatchQueue, completion: (@Sendable (FeedbackResult) -> Void)?
+    ) {
+        let join = playback.join
+        let hasSound = !request.alert.vibratesOnly
+        // Connect while the sound is looked up and decoded.
+        if hasSound && type.wantsSound && profile.allowsSound { prepareAudioOutput() }
         let needsVibrator = profile.allowsVibration && (!hasSound || type.wantsVibration)
         var engine: HapticEngine?
         var vibratorError: HapticsError?
@@ -233,11 +311,8 @@ public final class FeedbackManager: Sendable {
             }
         }
         let plan = FeedbackPlan.decide(type: type, profile: profile, hasSound: hasSound, vibrator: vibratorError)
-
         if let outcome = plan.sound {
             join.finish(sound: outcome)
-        } else {
-            startSound(id, playback: playback, join: join)
         }
         if let outcome = plan.vibration {
             join.finish(vibration: outcome)
@@ -247,81 +322,85 @@ public final class FeedbackManager: Sendable {
             }
             playback.attach(vibration: vibration)
         }
+        join.whenDone { [self] sound, vibration in
+            state.withLock { _ = $0.active.removeValue(forKey: playback.id) }
+            playback.markEnded()
+            let result = FeedbackResult(
+                alert: request.alert, feedbackType: type, profile: profile, sound: sound, vibration: vibration)
+            if let completion { queue.async { completion(result) } }
+        }
+        if plan.sound == nil && !playback.stopRequested {
+            startSound(request, options: options, playback: playback)
+        }
     }
 
-    private func startSound(_ id: SystemSoundID, playback: FeedbackPlayback, join: FeedbackJoin) {
+    private func startSound(_ request: Request, options: PlaybackOptions, playback: FeedbackPlayback) {
+        let join = playback.join
+        let resolved: ResolvedAlertSound
+        switch request {
+        case .resolved(let found):
+            resolved = found
+        case .alert(let alert):
+            do {
+                resolved = try resolve(alert)
+            } catch {
+                return join.finish(sound: .failed(error))
+            }
+        }
         let buffer: PCMBuffer
-        switch soundBuffer(id) {
-        case .failure(let failure):
-            return join.finish(sound: failure.outcome)
-        case .success(let found):
-            buffer = found
+        switch resolved.content {
+        case .sound(let found): buffer = found
+        case .disabledByTheme: return join.finish(sound: .disabledByTheme)
+        case .vibrationOnly: return join.finish(sound: .notRequested)
         }
-        let output: any AudioOutput
-        switch audioOutputForPlay() {
-        case .failure(let error): return join.finish(sound: .noAudioOutput(error))
-        case .success(let found): output = found
-        }
-        let handle = output.play(buffer, options: PlaybackOptions(), queue: .global()) { end in
-            join.finish(sound: Self.soundOutcome(end))
-        }
-        playback.attach(sound: handle)
-    }
-
-    static func hasSound(_ id: SystemSoundID) -> Bool {
-        guard SoundRegistry.systemSoundIDs.contains(id) || id == kSystemSoundID_Vibrate else { return true }
-        if case .vibrate = try? SystemSoundCatalog.action(for: id) { return false }
-        return true
-    }
-
-    private func soundBuffer(_ id: SystemSoundID) -> Result<PCMBuffer, SoundOutcomeError> {
-        guard SoundRegistry.systemSoundIDs.contains(id) else {
-            guard let sound = registry.sound(id) else {
-                return .failure(.init(.failed(.sound(SoundError(.unknownSoundID(id), source: "sound \(id)")))))
+        withAudioOutput { result in
+            switch result {
+            case .failure(let error):
+                join.finish(sound: .noAudioOutput(error))
+            case .success(let output):
+                // Stopped while the output was being opened: it never starts.
+                guard !playback.stopRequested else { return join.finish(sound: .stopped) }
+                let handle = output.play(buffer, options: options, queue: .global()) { end in
+                    join.finish(sound: Self.soundOutcome(end))
+                }
+                playback.attach(sound: handle)
             }
-            return .success(sound.buffer)
         }
-        let sound: SystemSound
-        do {
-            sound = try SystemSoundCatalog.sound(for: id)
-        } catch {
-            return .failure(.init(.failed(.catalog(error))))
+    }
+
+    private func themeResolver() throws(SoundThemeError) -> SoundThemeResolver {
+        if let configured = state.withLock({ $0.themeResolver }) { return configured }
+        return try SoundThemeResolver.standard()
+    }
+
+    /// Calls `body` with the audio output: at once when there is one, else once it is open (on the
+    /// queue that opened it). One open runs at a time; every play that needs the output meanwhile
+    /// waits for that one.
+    private func withAudioOutput(_ body: @escaping OutputWaiter) {
+        let (output, opens) = state.withLock { state -> ((any AudioOutput)?, Bool) in
+            if let output = state.output { return (output, false) }
+            if state.outputWaiters == nil {
+                state.outputWaiters = [body]
+                return (nil, true)
+            }
+            state.outputWaiters!.append(body)
+            return (nil, false)
         }
-        let resolver: SoundThemeResolver
-        if let configured = state.withLock({ $0.themeResolver }) {
-            resolver = configured
-        } else {
-            do {
-                resolver = try SoundThemeResolver.standard()
+        if let output { return body(.success(output)) }
+        guard opens else { return }
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let opened: Result<any AudioOutput, PlaybackError>
+            do throws(PlaybackError) {
+                opened = .success(try openAudioOutput())
             } catch {
-                return .failure(.init(.failed(.theme(error.description))))
+                opened = .failure(error)
             }
-        }
-        switch resolver.resolve(sound) {
-        case .notFound(let failure): return .failure(.init(.failed(.theme(failure.description))))
-        case .disabled: return .failure(.init(.disabledByTheme))
-        case .resolved(let file):
-            if let cached = decoded.withLock({ $0[file.path] }) { return .success(cached) }
-            do {
-                let buffer = try registry.decoder.decode(fileAt: file.path).buffer
-                decoded.withLock { $0[file.path] = buffer }
-                return .success(buffer)
-            } catch {
-                return .failure(.init(.failed(.sound(error))))
+            let (result, waiters) = state.withLock { state in
+                if case .success(let output) = opened, state.output == nil { state.output = output }
+                defer { state.outputWaiters = nil }
+                return (state.output.map { .success($0) } ?? opened, state.outputWaiters ?? [])
             }
-        }
-    }
-
-    private func audioOutputForPlay() -> Result<any AudioOutput, PlaybackError> {
-        if let output = state.withLock({ $0.output }) { return .success(output) }
-        do {
-            let engine = try AudioOutputSelection.automatic(server: nil)
-            return .success(state.withLock { state in
-                if state.output == nil { state.output = engine }
-                return state.output!
-            })
-        } catch {
-            return .failure(error)
+            for waiter in waiters { waiter(result) }
         }
     }
 
@@ -381,10 +460,4 @@ public final class FeedbackManager: Sendable {
             return .failed(.haptics(error))
         }
     }
-}
-
-/// A sound outcome carried through `Result`.
-private struct SoundOutcomeError: Error {
-    let outcome: SoundOutcome
-    init(_ outcome: SoundOutcome) { self.outcome = outcome }
 }

@@ -6,9 +6,11 @@ import Synchronization
 /// Thread safety: every method may be called from any thread, any number of times, also after the
 /// play has ended (then it does nothing).
 public final class FeedbackPlayback: Sendable {
-    /// The sound ID being played.
-    public let soundID: SystemSoundID
+    /// What is being played.
+    public let alert: AlertSound
     let id: UInt64
+    /// Where the parts report their outcomes.
+    let join: FeedbackJoin
 
     private struct State {
         var sound: PlaybackHandle?
@@ -18,24 +20,36 @@ public final class FeedbackPlayback: Sendable {
     }
     private let state = Mutex(State())
 
-    init(id: UInt64, soundID: SystemSoundID) {
+    init(id: UInt64, alert: AlertSound, join: FeedbackJoin) {
         self.id = id
-        self.soundID = soundID
+        self.alert = alert
+        self.join = join
     }
+
+    /// The sound ID being played, when the alert named one.
+    public var soundID: SystemSoundID? { alert.soundID }
 
     /// Whether the play has not reported its result yet.
     public var isPlaying: Bool { state.withLock { !$0.ended } }
 
     /// Stops the sound and the vibration; the result reports them `.stopped`. A stop that comes
-    /// before the parts have started (the sound is still being looked up) stops them as they start.
+    /// before the sound has started (it is still being looked up, decoded, or waiting for the sound
+    /// server to answer) ends the sound part at once, and it never starts.
     public func stop() {
         let (sound, vibration) = state.withLock { state in
             state.stopRequested = true
             return (state.sound, state.vibration)
         }
-        sound?.stop()
+        if let sound {
+            sound.stop()
+        } else {
+            join.finish(sound: .stopped)
+        }
         vibration?.stop()
     }
+
+    /// Whether `stop()` was called.
+    var stopRequested: Bool { state.withLock { $0.stopRequested } }
 
     func attach(sound: PlaybackHandle) {
         if state.withLock({ state in
@@ -61,16 +75,18 @@ public final class FeedbackPlayback: Sendable {
 }
 
 /// Gathers the two parts' outcomes and reports the result once, when the last part has ended.
+/// The first outcome recorded for a part is the one reported.
 final class FeedbackJoin: Sendable {
     private struct State {
         var sound: SoundOutcome?
         var vibration: VibrationOutcome?
         var report: (@Sendable (SoundOutcome, VibrationOutcome) -> Void)?
     }
-    private let state: Mutex<State>
+    private let state = Mutex(State())
 
-    init(report: @escaping @Sendable (SoundOutcome, VibrationOutcome) -> Void) {
-        state = Mutex(State(report: report))
+    /// Sets what runs once both parts have ended; a part may finish before this is set.
+    func whenDone(_ report: @escaping @Sendable (SoundOutcome, VibrationOutcome) -> Void) {
+        complete { $0.report = report }
     }
 
     func finish(sound: SoundOutcome) {

@@ -38,14 +38,6 @@ public final class FeedbackSettings: Sendable {
     /// The value of `FEEDBACKSERVICES_PROFILE` when the settings were made, if it names a profile.
     public let environmentProfile: FeedbackProfile?
 
-    private struct FileStamp: Equatable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var seconds: Int
-        var nanoseconds: Int
-    }
-
     private let cache = Mutex<(stamp: FileStamp?, profile: FeedbackProfile?)>((nil, nil))
 
     /// Settings for the current user: the path and variable from `environment`.
@@ -76,7 +68,7 @@ public final class FeedbackSettings: Sendable {
     /// The profile the settings file names, or nil (no file, no `profile=` line, or an unknown name).
     public var fileProfile: FeedbackProfile? {
         guard let path else { return nil }
-        let stamp = Self.stamp(of: path)
+        let stamp = FileStamp(path: path)
         if let cached = cache.withLock({ $0.stamp == stamp && stamp != nil ? $0 : nil }) { return cached.profile }
         let profile = stamp == nil ? nil : Self.readProfile(path)
         cache.withLock { $0 = (stamp, profile) }
@@ -127,13 +119,5 @@ public final class FeedbackSettings: Sendable {
 
     private static func trimmed(_ text: some StringProtocol) -> String {
         String(text.drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
-    }
-
-    private static func stamp(of path: String) -> FileStamp? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return FileStamp(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
     }
 }

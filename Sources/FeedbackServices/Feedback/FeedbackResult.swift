@@ -19,6 +19,9 @@ public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
     case catalog(SystemSoundCatalogError)
     /// The sound theme has no sound for the event (the lookup's explanation).
     case theme(String)
+    /// The event or theme name was refused before any lookup: it could reach outside the theme
+    /// directories, or the Sound Theme spec does not allow it.
+    case invalidName(SoundThemeError)
     /// Playback failed.
     case playback(PlaybackError)
     /// The vibrator failed.
@@ -30,6 +33,7 @@ public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
         case .sound(let error): error.description
         case .catalog(let error): error.description
         case .theme(let text): text
+        case .invalidName(let error): error.description
         case .playback(let error): error.description
         case .haptics(let error): error.description
         }
@@ -79,8 +83,8 @@ public enum VibrationOutcome: Sendable, Equatable {
 /// What one feedback play actually did, reported once after both its sound and vibration ended.
 /// A value; safe to share across threads.
 public struct FeedbackResult: Sendable, Equatable {
-    /// The sound ID played.
-    public let soundID: SystemSoundID
+    /// What was played.
+    public let alert: AlertSound
     /// The feedback type asked for.
     public let feedbackType: FeedbackType
     /// The profile in force when the play started.
@@ -89,6 +93,9 @@ public struct FeedbackResult: Sendable, Equatable {
     public let sound: SoundOutcome
     /// The vibration part.
     public let vibration: VibrationOutcome
+
+    /// The sound ID played, when the alert named one.
+    public var soundID: SystemSoundID? { alert.soundID }
 
     /// Whether any sound played.
     public var playedSound: Bool { sound.didPlay }

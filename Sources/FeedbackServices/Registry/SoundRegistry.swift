@@ -1,23 +1,34 @@
 public import FoundationEssentials
 import Synchronization
 
-/// The table of registered sounds: decoded once, kept in memory, named by `SystemSoundID`.
+/// The table of sounds a process can play by `SystemSoundID`: its own registrations, and the
+/// persistent registry's.
 ///
 /// Registering decodes the file (or converts the samples) to PCM at the decoder's rate and returns a
-/// new ID above 4096; the ID is never handed out again in this process, even after disposal, so a
-/// stale ID can never play another sound. IDs 1000…1351 (system sounds) and 4095 (vibrate) are
-/// reserved and never allocated.
+/// new *process-local* ID (1,000,000…1,999,999,999, `SoundIDRange.processLocalIDs`); the ID is never
+/// handed out again in this process, even after disposal, so a stale ID can never play another
+/// sound. These IDs have a range of their own so that they can never mean a sound of the persistent
+/// registry, whose IDs (4097…999,999) every process shares.
+///
+/// IDs of the persistent registry (`persistentRegistry`, the file `feedbackctl register` writes)
+/// are looked up in that file when they are asked for: the file is read again when it changed (one
+/// `stat` per lookup), and each sound is decoded once and kept while its file is unchanged (within
+/// `persistentCacheLimit` bytes). So a sound registered by another process after this one started
+/// plays here under the same number. A registration is made in the file by `SoundRegistryFile`, never
+/// by `register`: an ID that outlives the process is a decision of the user's, not a side effect.
 ///
 /// Thread safety: every method may be called from any thread at once. Decoding runs outside the
-/// registry's lock; the lock guards only the table, so a slow decode never blocks a lookup.
+/// registry's locks; the locks guard only the tables, so a slow decode never blocks a lookup.
 public final class SoundRegistry: Sendable {
-    /// The process-wide registry.
-    public static let shared = SoundRegistry()
+    /// The process-wide registry, with the user's persistent registry (`SoundRegistryFile()`, when
+    /// `XDG_DATA_HOME` or `HOME` is set).
+    public static let shared = SoundRegistry(persistentRegistry: try? SoundRegistryFile())
 
     /// The AudioServices system sound IDs (1000…1351).
-    public static let systemSoundIDs: ClosedRange<SystemSoundID> = 1000...1351
-    /// The first ID a registration gets.
-    public static let firstCustomSoundID: SystemSoundID = 4097
+    public static let systemSoundIDs: ClosedRange<SystemSoundID> = SoundIDRange.systemIDs
+    /// The bytes of decoded persistent sounds kept at most (64 MiB: about 5 minutes of 48 kHz
+    /// stereo); beyond it the least recently played are decoded again when next played.
+    public static let persistentCacheLimit = 64 << 20
 
     /// The decoder every registration goes through: its rate is the engine rate, its limit the
     /// 30-second system-sound limit unless configured otherwise.
@@ -30,14 +41,37 @@ public final class SoundRegistry: Sendable {
 
     private let table: Mutex<Table>
 
-    /// Creates an empty registry decoding with `decoder` (48 kHz, 30 s limit by default).
-    public convenience init(decoder: SoundDecoder = SoundDecoder()) {
-        self.init(decoder: decoder, firstID: SoundRegistry.firstCustomSoundID)
+    /// The persistent registry and what was last read from it.
+    private struct Persistent {
+        var file: SoundRegistryFile?
+        var stamp: FileStamp?
+        var entries: [SystemSoundID: PersistentSound] = [:]
     }
 
-    init(decoder: SoundDecoder, firstID: SystemSoundID) {
+    private let persistent: Mutex<Persistent>
+    /// Decoded persistent sounds, keyed by entry (a new path or level is a new key).
+    private let persistentSounds = DecodedSoundCache<PersistentSound, RegisteredSound>(byteLimit: persistentCacheLimit)
+
+    /// Creates a registry decoding with `decoder` (48 kHz, 30 s limit by default), with no sounds of
+    /// its own, that looks IDs 4097…999,999 up in `persistentRegistry` (none by default).
+    public convenience init(decoder: SoundDecoder = SoundDecoder(), persistentRegistry: SoundRegistryFile? = nil) {
+        self.init(decoder: decoder, firstID: SoundIDRange.processLocalIDs.lowerBound, persistentRegistry: persistentRegistry)
+    }
+
+    init(decoder: SoundDecoder, firstID: SystemSoundID, persistentRegistry: SoundRegistryFile? = nil) {
         self.decoder = decoder
-        self.table = Mutex(Table(nextID: UInt64(firstID)))
+        table = Mutex(Table(nextID: UInt64(firstID)))
+        persistent = Mutex(Persistent(file: persistentRegistry))
+    }
+
+    /// Where IDs 4097…999,999 are looked up; nil for none. Setting it forgets what was read from the
+    /// previous one.
+    public var persistentRegistry: SoundRegistryFile? {
+        get { persistent.withLock { $0.file } }
+        set {
+            persistent.withLock { $0 = Persistent(file: newValue) }
+            persistentSounds.removeAll()
+        }
     }
 
     /// Decodes the sound file at `path` and registers it.
@@ -68,28 +102,79 @@ public final class SoundRegistry: Sendable {
         return try insert(buffer, source: .memory(name: name), format: nil)
     }
 
-    /// Removes a sound. Its ID is not reused.
-    /// - Throws: `SoundError` with `.unknownSoundID` if no sound has that ID.
+    /// Removes a sound registered in this process. Its ID is not reused.
+    /// - Throws: `SoundError` with `.unknownSoundID` if no sound has that ID, `.persistentSoundID`
+    ///   for an ID of the persistent registry (only `SoundRegistryFile.unregister` removes those).
     public func dispose(_ id: SystemSoundID) throws(SoundError) {
+        if SoundIDRange(id) == .persistent, contains(id) {
+            throw SoundError(.persistentSoundID(id), source: "sound \(id)")
+        }
         let removed = table.withLock { $0.sounds.removeValue(forKey: id) }
         guard removed != nil else { throw Self.unknown(id) }
     }
 
-    /// The sound registered under `id`, or nil.
+    /// The sound `id` names, ready to play: one registered in this process, or one of the
+    /// persistent registry (decoded when first asked for, or when its file changed).
+    /// - Throws: `SoundError`: `.unknownSoundID` (its message says whose IDs these are), the
+    ///   persistent registry's errors (`.registryDamaged`, …), or the decoder's error for a
+    ///   persistent sound's file (moved, changed, deleted since it was registered).
+    public func lookup(_ id: SystemSoundID) throws(SoundError) -> RegisteredSound {
+        guard SoundIDRange(id) == .persistent else {
+            guard let sound = table.withLock({ $0.sounds[id] }) else { throw Self.unknown(id) }
+            return sound
+        }
+        let (file, entry) = try persistentEntry(id)
+        let stamp = FileStamp(path: entry.path)
+        if let sound = persistentSounds.value(for: entry, stamp: stamp) { return sound }
+        let sound = try file.registeredSound(entry, decoder: decoder)
+        persistentSounds.insert(sound, for: entry, stamp: stamp, bytes: sound.byteCount)
+        return sound
+    }
+
+    /// The sound `id` names, or nil; see `lookup(_:)`, which says why there is none.
     public func sound(_ id: SystemSoundID) -> RegisteredSound? {
-        table.withLock { $0.sounds[id] }
+        try? lookup(id)
     }
 
-    /// The length of the sound registered under `id`, in seconds.
-    /// - Throws: `SoundError` with `.unknownSoundID` if no sound has that ID.
+    /// Whether `id` names a sound of this process or an entry of the persistent registry, without
+    /// decoding anything.
+    public func contains(_ id: SystemSoundID) -> Bool {
+        guard SoundIDRange(id) == .persistent else { return table.withLock { $0.sounds[id] != nil } }
+        return (try? persistentEntry(id)) != nil
+    }
+
+    /// The length of the sound `id` names, in seconds.
+    /// - Throws: as `lookup(_:)`.
     public func duration(of id: SystemSoundID) throws(SoundError) -> Double {
-        guard let sound = sound(id) else { throw Self.unknown(id) }
-        return sound.duration
+        try lookup(id).duration
     }
 
-    /// Every registered ID, in ascending order.
+    /// Every ID registered in this process, in ascending order (the persistent registry's are listed
+    /// by `SoundRegistryFile.sounds()`).
     public var soundIDs: [SystemSoundID] {
         table.withLock { $0.sounds.keys.sorted() }
+    }
+
+    /// The persistent registry's entry for `id`, reading the file again if it changed since it was
+    /// last read.
+    private func persistentEntry(_ id: SystemSoundID) throws(SoundError) -> (SoundRegistryFile, PersistentSound) {
+        guard let file = persistentRegistry else { throw Self.unknown(id) }
+        let stamp = FileStamp(path: file.path)
+        var entries = persistent.withLock { $0.file === file && $0.stamp == stamp && stamp != nil ? $0.entries : nil }
+        if entries == nil {
+            let sounds = try file.sounds()
+            let read = Dictionary(sounds.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            persistent.withLock { state in
+                guard state.file === file else { return }
+                state.stamp = stamp
+                state.entries = read
+            }
+            entries = read
+        }
+        guard let entry = entries?[id] else {
+            throw SoundError(.unknownSoundID(id), source: file.path)
+        }
+        return (file, entry)
     }
 
     /// Re-registers the sound `id` at another level: the new samples are derived from the sound's
@@ -101,9 +186,17 @@ public final class SoundRegistry: Sendable {
     /// Concurrent changes to one ID: the last to finish wins, and each result is a whole adjustment.
     /// - Returns: the sound as now registered.
     /// - Throws: `SoundError` with `.unknownSoundID` if no sound has that ID (or it was disposed meanwhile).
+    ///
+    /// For a sound of the persistent registry the new level is stored in its file
+    /// (`SoundRegistryFile.setVolume`), so it applies in every process, as `feedbackctl volume` does.
     @discardableResult
     public func setVolume(_ adjustment: VolumeAdjustment, for id: SystemSoundID) throws(SoundError) -> RegisteredSound {
-        guard let current = sound(id) else { throw Self.unknown(id) }
+        if SoundIDRange(id) == .persistent {
+            let (file, _) = try persistentEntry(id)
+            try file.setVolume(adjustment, for: id)
+            return try lookup(id)
+        }
+        let current = try lookup(id)
         let adjusted = RegisteredSound(
             id: id, buffer: adjustment == .unchanged ? current.original : adjustment.apply(to: current.original),
             original: current.original, volume: adjustment, source: current.source, sourceFormat: current.sourceFormat)
@@ -129,7 +222,7 @@ public final class SoundRegistry: Sendable {
     /// - Throws: `.unknownSoundID`; `.loudnessUnmeasurable` for a silent sound or one with no
     ///   400 ms stretch above −70 LUFS.
     public func loudness(of id: SystemSoundID) throws(SoundError) -> Double {
-        guard let sound = sound(id) else { throw Self.unknown(id) }
+        let sound = try lookup(id)
         guard let loudness = Loudness.integrated(sound.buffer) else {
             throw SoundError(.loudnessUnmeasurable, source: sound.source.description)
         }
@@ -148,7 +241,7 @@ public final class SoundRegistry: Sendable {
     public func normalizeLoudness(
         of id: SystemSoundID, to target: Double, limiting: VolumeAdjustment.Limiting = .peakLimiter()
     ) throws(SoundError) -> RegisteredSound {
-        guard let sound = sound(id) else { throw Self.unknown(id) }
+        let sound = try lookup(id)
         guard let measured = Loudness.integrated(sound.original) else {
             throw SoundError(.loudnessUnmeasurable, source: sound.source.description)
         }
@@ -163,7 +256,7 @@ public final class SoundRegistry: Sendable {
     /// format decodes back to the same samples, within the format's precision.
     /// - Throws: `.unknownSoundID`; `.writeFailed` with libsndfile's or the system's message.
     public func export(_ id: SystemSoundID, to path: String, format: SoundFileFormat? = nil) throws(SoundError) {
-        guard let sound = sound(id) else { throw Self.unknown(id) }
+        let sound = try lookup(id)
         try SoundFileWriter.write(sound.buffer, to: path, format: format ?? sound.sourceFormat ?? .wav16)
     }
 
@@ -171,7 +264,7 @@ public final class SoundRegistry: Sendable {
         -> SystemSoundID
     {
         let id: SystemSoundID? = table.withLock { table in
-            guard table.nextID <= UInt64(SystemSoundID.max) else { return nil }
+            guard table.nextID <= UInt64(SoundIDRange.processLocalIDs.upperBound) else { return nil }
             let id = SystemSoundID(table.nextID)
             table.nextID += 1
             table.sounds[id] = RegisteredSound(id: id, buffer: buffer, source: source, sourceFormat: format)

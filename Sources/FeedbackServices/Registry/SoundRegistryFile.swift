@@ -6,8 +6,8 @@ import Glibc
 /// The entry refers to the file, as `AudioServicesCreateSystemSoundID` refers to a URL: the file is
 /// decoded again whenever the sound is played from another process, so it must stay where it was.
 /// A value; safe to share across threads.
-public struct PersistentSound: Sendable, Equatable {
-    /// The ID, 4097 or above; never handed out twice by the same registry file.
+public struct PersistentSound: Sendable, Hashable {
+    /// The ID, in 4097…999,999 (`SoundIDRange.persistentIDs`); never handed out twice by the same registry file.
     public let id: SystemSoundID
     /// The sound file's absolute path.
     public let path: String
@@ -48,7 +48,9 @@ public struct PersistentSound: Sendable, Equatable {
 /// - A file that cannot be read as a registry (not JSON, an unknown format, contradictory
 ///   entries) is an error (`.registryDamaged`, with what is wrong) and is never written over:
 ///   every change refuses until a person repairs or removes it.
-/// - IDs start at 4097 and are never reused, even after `unregister`: `nextID` only grows.
+/// - IDs are 4097…999,999 (`SoundIDRange.persistentIDs`) and are never reused, even after
+///   `unregister`: `nextID` only grows. Every process sees them (`SoundRegistry` looks them up here),
+///   so an ID means the same sound to the library, `feedbackctl` and the session service.
 ///
 /// Thread safety: an instance holds only its path; every method may be called from any thread
 /// and any number of processes at once.
@@ -119,7 +121,7 @@ public final class SoundRegistryFile: Sendable {
         let decoded = try decoder.decode(fileAt: absolute)
         let registered = Date.now.formatted(.iso8601)
         return try update { contents throws(SoundError) in
-            guard contents.nextID <= UInt64(SystemSoundID.max) else {
+            guard contents.nextID <= UInt64(SoundIDRange.persistentIDs.upperBound) else {
                 throw SoundError(.soundIDsExhausted, source: self.path)
             }
             let sound = PersistentSound(
@@ -170,16 +172,23 @@ public final class SoundRegistryFile: Sendable {
     /// to play, without reading the registry again.
     /// - Throws: `SoundError`: the decoder's error for the file.
     public func decode(_ sound: PersistentSound, decoder: SoundDecoder = SoundDecoder()) throws(SoundError) -> PCMBuffer {
-        let registry = SoundRegistry(decoder: decoder)
-        let local = try registry.register(fileAt: sound.path)
-        return try registry.setVolume(sound.volume, for: local).buffer
+        try registeredSound(sound, decoder: decoder).buffer
+    }
+
+    /// The sound of `entry` decoded, at its level, as `SoundRegistry` keeps it.
+    func registeredSound(_ entry: PersistentSound, decoder: SoundDecoder) throws(SoundError) -> RegisteredSound {
+        let decoded = try decoder.decode(fileAt: entry.path)
+        let buffer = entry.volume == .unchanged ? decoded.buffer : entry.volume.apply(to: decoded.buffer)
+        return RegisteredSound(
+            id: entry.id, buffer: buffer, original: decoded.buffer, volume: entry.volume, source: .file(path: entry.path),
+            sourceFormat: decoded.sourceFormat)
     }
 
     // MARK: - The file
 
     /// The registry as read from or written to the file.
     struct Contents {
-        var nextID = UInt64(SoundRegistry.firstCustomSoundID)
+        var nextID = UInt64(SoundIDRange.persistentIDs.lowerBound)
         var sounds: [PersistentSound] = []
     }
 
@@ -217,15 +226,17 @@ public final class SoundRegistryFile: Sendable {
         guard document.format == Self.format else {
             throw damaged("format \(document.format) is not the format \(Self.format) this version reads")
         }
-        guard document.nextID >= UInt64(SoundRegistry.firstCustomSoundID) else {
-            throw damaged("nextID \(document.nextID) is below \(SoundRegistry.firstCustomSoundID)")
+        let ids = SoundIDRange.persistentIDs
+        guard document.nextID >= UInt64(ids.lowerBound) else {
+            throw damaged("nextID \(document.nextID) is below \(ids.lowerBound)")
+        }
+        guard document.nextID <= UInt64(ids.upperBound) + 1 else {
+            throw damaged("nextID \(document.nextID) is above \(UInt64(ids.upperBound) + 1)")
         }
         var contents = Contents(nextID: document.nextID)
         var seen = Set<UInt32>()
         for entry in document.sounds {
-            guard entry.id >= SoundRegistry.firstCustomSoundID else {
-                throw damaged("ID \(entry.id) is below \(SoundRegistry.firstCustomSoundID)")
-            }
+            guard entry.id >= ids.lowerBound else { throw damaged("ID \(entry.id) is below \(ids.lowerBound)") }
             guard seen.insert(entry.id).inserted else { throw damaged("ID \(entry.id) appears twice") }
             guard UInt64(entry.id) < document.nextID else {
                 throw damaged("ID \(entry.id) is not below nextID \(document.nextID)")

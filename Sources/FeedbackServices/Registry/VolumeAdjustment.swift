@@ -8,9 +8,9 @@ import Glibc
 /// not clipped on the way, and those are re-derived too).
 ///
 /// A value; safe to use from any thread.
-public struct VolumeAdjustment: Sendable, Equatable {
+public struct VolumeAdjustment: Sendable, Hashable {
     /// What to do with samples beyond the ceiling after scaling.
-    public enum Limiting: Sendable, Equatable {
+    public enum Limiting: Sendable, Hashable {
         /// Clamp every sample to −1…1 (the classic "scale the WAV samples and clamp"): exact for every
         /// sample within range, hard distortion on the peaks beyond it.
         case clip
