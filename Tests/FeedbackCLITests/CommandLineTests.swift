@@ -4,6 +4,7 @@ import Testing
 
 @testable import FeedbackCLI
 import FeedbackServices
+import FeedbackTestSupport
 
 @Suite struct HelpAndVersionTests {
     @Test func overviewFromEveryEntryPoint() {

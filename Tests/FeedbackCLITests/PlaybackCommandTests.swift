@@ -4,6 +4,7 @@ import Testing
 
 @testable import FeedbackCLI
 import FeedbackServices
+import FeedbackTestSupport
 
 /// `fire` and `play`: argument and error paths in process, and the built binary against a real
 /// PulseAudio server.
@@ -13,6 +14,9 @@ import FeedbackServices
         (["fire", "1017"], .noInput, "system sound 1017 is not assigned"),
         (["fire", "99999"], .noInput, "no sound is registered as 99999"),
         (["fire", "2000"], .noInput, "2000 is not a system sound ID (1000…1351, or 4095 to vibrate); registered sounds have IDs from 4097"),
+        (["fire", "1000000"], .usage,
+         "1000000 is a process-local sound ID (1000000…1999999999 (sounds registered inside one process)): only the program that registered it can play it"),
+        (["fire", "2000000000"], .usage, "which feedbackctl cannot play"),
         (["fire", "1007", "--wait", "--no-wait"], .usage, "--wait and --no-wait exclude each other"),
         (["fire", "4095", "--output", "x.wav"], .usage, "4095 only vibrates; there is no sound to write to a file"),
         (["stop", "--timeout", "soon"], .usage, "--timeout takes seconds from 0 to 60, not 'soon'"),

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import FeedbackTestSupport
 import Testing
 
 @testable import FeedbackCLI

@@ -1,4 +1,5 @@
 import FeedbackServices
+import FeedbackTestSupport
 import Foundation
 import Glibc
 import Testing

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import Testing
+import FeedbackTestSupport
 
 @testable import FeedbackServices
 
@@ -156,6 +157,48 @@ extension AudioServerSuites {
             #expect(proc.wait())
             #expect(server.recorder.firstSound(after: mark, timeout: 0.3) != nil)
             AudioServicesRemoveSystemSoundCompletion(id)
+        }
+
+        /// One ID space: sounds `feedbackctl register` makes in the persistent registry play in a
+        /// process that was already running, by the number the command printed, and a registration
+        /// made after this process last looked is seen (the file is read again when it changes).
+        @Test func soundsRegisteredByTheCLIPlayHereByTheirNumber() throws {
+            let data = TemporaryDirectory()
+            let saved = SoundRegistry.shared.persistentRegistry
+            SoundRegistry.shared.persistentRegistry = SoundRegistryFile(path: "\(data.path)/feedbackservices/registry.json")
+            defer { SoundRegistry.shared.persistentRegistry = saved }
+            func register(_ path: String) throws -> SystemSoundID {
+                let run = runProcess(feedbackctlBinary, ["register", path], environment: ["XDG_DATA_HOME=\(data.path)"])
+                #expect(run.status == 0, "\(run.errors)")
+                return try #require(SystemSoundID(run.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+            }
+            func play(_ id: SystemSoundID) -> [Float]? {
+                let calls = BlockCalls()
+                return recorded(waitingFor: calls) { AudioServicesPlaySystemSoundWithCompletion(id, calls.block) }
+            }
+
+            let first = try chirpFile(seconds: 0.25, name: "first.wav")
+            let firstID = try register(first)
+            #expect(SoundIDRange(firstID) == .persistent)
+            let firstPlayed = try #require(play(firstID), "the registered sound did not reach the server")
+            let firstSamples = try SoundDecoder().decode(fileAt: first).buffer.samples
+            #expect(Analysis.bestCorrelation(firstSamples, firstPlayed, lags: -100...100).value >= 0.99)
+
+            // The next ID is not registered yet: nothing plays, and the completion still runs.
+            #expect(play(firstID + 1) == nil)
+            let second = try chirpFile(seconds: 0.4, name: "second.wav")
+            let secondID = try register(second)
+            #expect(secondID == firstID + 1)
+            let secondPlayed = try #require(play(secondID), "a sound registered after the last lookup did not play")
+            let secondSamples = try SoundDecoder().decode(fileAt: second).buffer.samples
+            #expect(Analysis.bestCorrelation(secondSamples, secondPlayed, lags: -100...100).value >= 0.99)
+
+            // A process cannot dispose of a persistent sound; the registry keeps it.
+            #expect(AudioServicesDisposeSystemSoundID(secondID) == kAudioServicesSystemSoundUnspecifiedError)
+            #expect(SoundRegistry.shared.contains(secondID))
+            let unregister = runProcess(feedbackctlBinary, ["unregister", "\(secondID)"], environment: ["XDG_DATA_HOME=\(data.path)"])
+            #expect(unregister.status == 0, "\(unregister.errors)")
+            #expect(!SoundRegistry.shared.contains(secondID))
         }
 
         @Test func completionBlocksRunForEveryAttempt() throws {

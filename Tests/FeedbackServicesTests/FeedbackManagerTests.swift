@@ -240,6 +240,83 @@ extension AudioServerSuites {
             #expect(!playback.isPlaying)
         }
 
+        /// The output opens once, in the background, for every play waiting for it; a stop while
+        /// it opens ends that play at once (a hung server must not hold up Ctrl-C), and it never starts.
+        @Test func aStopWhileTheOutputOpensEndsThePlayAtOnce() throws {
+            let gate = DispatchSemaphore(value: 0)
+            let opens = Atomic(0)
+            let output = output
+            let manager = FeedbackManager(
+                registry: registry,
+                openAudioOutput: { () throws(PlaybackError) -> any AudioOutput in
+                    opens.add(1, ordering: .relaxed)
+                    gate.wait()
+                    return output
+                },
+                vibrator: .none, settings: FeedbackSettings(path: nil),
+                themeResolver: makeResolver(theme: "feedbackservices", bases: [repositoryThemesDirectory]))
+            manager.profileOverride = .full
+            let id = try chirp(seconds: 0.2)
+            let stopped = ResultRecorder()
+            let waiting = ResultRecorder()
+            let playback = manager.play(.id(id), type: .audioOnly, completion: stopped.completion)
+            manager.play(.id(id), type: .audioOnly, completion: waiting.completion)
+            server.recorder.wait(seconds: 0.1)
+            let start = Date()
+            playback.stop()
+            let result = try #require(stopped.wait(timeout: 1))
+            #expect(result.sound == .stopped)
+            #expect(Date().timeIntervalSince(start) < 0.5)
+            let mark = server.recorder.frameCount
+            gate.signal()
+            #expect(try #require(waiting.wait()).sound == .played)
+            #expect(opens.load(ordering: .relaxed) == 1)
+            #expect(stopped.all.count == 1)
+            // Only the play that was not stopped reached the server: one chirp, not two overlapping.
+            let onset = try #require(server.recorder.firstSound(after: mark, timeout: 0.3))
+            let played = server.recorder.channel(0, from: onset)
+            let chirp = registry.sound(id)!.buffer.samples
+            #expect(Analysis.bestCorrelation(chirp, played, lags: -100...100).value >= 0.99)
+        }
+
+        /// Theme events and files go the same way as IDs; `resolve` reports what would play.
+        @Test func eventsAndFilesPlayThroughTheSameRoute() throws {
+            let manager = manager()
+            let results = ResultRecorder()
+            let mark = server.recorder.frameCount
+            manager.play(.event("message-new-instant"), type: .audioOnly, completion: results.completion)
+            let event = try #require(results.wait())
+            #expect(event.sound == .played && event.alert == .event("message-new-instant") && event.soundID == nil)
+            #expect(server.recorder.firstSound(after: mark, timeout: 0.3) != nil)
+
+            let directory = TemporaryDirectory()
+            let path = directory.file("chirp.wav")
+            let chirp = registry.sound(try chirp(seconds: 0.25))!.buffer
+            try SoundFileWriter.write(chirp, to: path, format: .wavFloat)
+            let file = ResultRecorder()
+            let fileMark = server.recorder.frameCount
+            manager.play(.file(path), type: .audioOnly, options: PlaybackOptions(volume: 0.5), completion: file.completion)
+            #expect(try #require(file.wait()).sound == .played)
+            let onset = try #require(server.recorder.firstSound(after: fileMark, timeout: 0.3))
+            let played = server.recorder.channel(0, from: onset)
+            #expect(Analysis.bestCorrelation(chirp.samples, played, lags: -100...100).value >= 0.99)
+
+            let tritone = try manager.resolve(.id(1007))
+            #expect(tritone.event == (try SystemSoundCatalog.sound(for: 1007)).event)
+            #expect(tritone.file?.hasPrefix(repositoryThemesDirectory) == true)
+            #expect((tritone.duration ?? 0) > 0.1)
+            #expect(try manager.resolve(.id(kSystemSoundID_Vibrate)).buffer == nil)
+            guard case .invalidName? = #expect(throws: FeedbackError.self, performing: { try manager.resolve(.event("../x")) }) else {
+                Issue.record("an event name with '..' must be refused")
+                return
+            }
+            guard case .sound(let error)? = #expect(throws: FeedbackError.self, performing: { try manager.resolve(.file("/nonexistent.wav")) }) else {
+                Issue.record("a missing file must be a sound error")
+                return
+            }
+            #expect(error.reason == .notFound)
+        }
+
         @Test func asyncPlayReturnsTheResult() async throws {
             let manager = manager()
             manager.soundID = try chirp(seconds: 0.1)
