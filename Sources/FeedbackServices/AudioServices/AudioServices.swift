@@ -119,10 +119,12 @@ public func AudioServicesPlayAlertSoundWithCompletion(
 /// if any); it replaces an earlier one for that ID.
 ///
 /// - Parameters:
+///   - inSystemSoundID: the sound whose plays the callback follows.
 ///   - inRunLoop: where the callback runs. There is no Core Foundation run loop here: pass nil (the
 ///     usual value in Apple code) for a background queue, or a `DispatchQueue` to run it there.
 ///   - inRunLoopMode: accepted for compatibility and ignored.
 ///   - inCompletionRoutine: a C function; state goes through `inClientData`.
+///   - inClientData: handed back to `inCompletionRoutine` as it is; never dereferenced here.
 /// - Returns: `kAudioServicesNoError`, or `kAudioServicesSystemSoundUnspecifiedError` for an ID that
 ///   is neither a registered sound nor a system sound ID.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).

@@ -97,6 +97,8 @@ public protocol AudioOutput: AnyObject, Sendable {
     /// Starts playing `buffer` and returns at once; it never waits on a server.
     ///
     /// - Parameters:
+    ///   - buffer: the samples to play.
+    ///   - options: volume, pan, how many times, fade-in.
     ///   - queue: where `completion` runs.
     ///   - completion: called exactly once when the play ends, with why.
     /// - Returns: a handle to stop the sound or change its volume and pan while it plays.

@@ -74,7 +74,11 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
     }
 
     /// Plays the theme sound for an event name (`event.id`, e.g. "message-new-instant").
-    /// - Parameter volume: linear gain, sent as `canberra.volume` in dB.
+    /// - Parameters:
+    ///   - event: the event name, looked up by libcanberra in the desktop's sound theme.
+    ///   - volume: linear gain, sent as `canberra.volume` in dB.
+    ///   - queue: where `completion` runs.
+    ///   - completion: called exactly once when the play ends, with why.
     @discardableResult
     public func play(
         event: String, volume: Float = 1, queue: DispatchQueue = .global(),

@@ -5,8 +5,12 @@ import Glibc
 public enum AudioOutputSelection {
     /// The automatic choice: the engine when a PulseAudio server answers within `timeout` seconds.
     ///
-    /// - Parameter server: a server address; nil for `PULSE_SERVER`, then the user's socket
-    ///   (`$XDG_RUNTIME_DIR/pulse/native`).
+    /// - Parameters:
+    ///   - server: a server address; nil for `PULSE_SERVER`, then the user's socket
+    ///     (`$XDG_RUNTIME_DIR/pulse/native`).
+    ///   - timeout: how long to wait for the server, in seconds.
+    ///   - environment: used only to say, in the error, where the server was looked for; libpulse
+    ///     itself reads the process's environment.
     /// - Returns: the engine, connected and ready, so the first sound starts at once.
     /// - Throws: `PlaybackError` `.noAudioOutput`, naming each output tried and why it failed.
     public static func automatic(

@@ -110,6 +110,7 @@ public final class SoundRegistryFile: Sendable {
     /// - Parameters:
     ///   - path: the sound file; a relative path is made absolute against the working directory.
     ///   - volume: the level it plays at.
+    ///   - decoder: the decoder the check runs with; its limit is the one enforced.
     /// - Returns: the new entry.
     /// - Throws: `SoundError`: the decoder's error (nothing is registered then), `.registryDamaged`,
     ///   `.registryBusy`, `.soundIDsExhausted`, or `.writeFailed`.
