@@ -229,12 +229,11 @@ enum Mixer {
     }
 }
 
-/// The mixer, reachable from the benchmark executable only (`@_spi(Benchmarks) import`).
-@_spi(Benchmarks)
-public enum MixerBenchmark {
+/// The mixer, for the package's benchmark executable.
+package enum MixerBenchmark {
     /// Renders `blocks` consecutive blocks of `frames` frames of the given sounds, all playing
     /// from frame 0 at `gain` with the given balances, into `output` (`2 × frames` floats).
-    public static func render(
+    package static func render(
         _ buffers: [PCMBuffer], gain: Float, pans: [Float], frames: Int, blocks: Int,
         into output: UnsafeMutablePointer<Float>
     ) {

@@ -209,7 +209,7 @@ final class PulseAudioConnection {
 
     func onTick() {
         retireVoices()
-        let now = monotonicSeconds()
+        let now = MonotonicClock.now
         if timeline.isEmpty && !engine.hasPendingWork {
             if let idleSince, now - idleSince >= configuration.idleTimeout {
                 disconnect()

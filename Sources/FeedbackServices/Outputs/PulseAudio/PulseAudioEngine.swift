@@ -1,4 +1,3 @@
-internal import CFeedbackShims
 internal import CPulse
 import Dispatch
 import Glibc
@@ -26,7 +25,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         var statistics = PulseAudioOutput.Statistics()
         var readyWaiters: [DispatchSemaphore] = []
         var lastError: PlaybackError?
-        /// Set by shutdown: the wake-up eventfd is closed, nothing may be queued.
+        /// Set by shutdown: the mainloop no longer watches the wake-up eventfd, nothing may be queued.
         var closed = false
     }
 
@@ -34,29 +33,34 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
 
     private let shared = Mutex(Shared())
     private let mainloop: OpaquePointer
-    /// The wake-up eventfd: API threads add 1 to it, the mainloop watches it. (An eventfd rather
+    /// The wake-up eventfd: API threads signal it, the mainloop watches it. (An eventfd rather
     /// than a pipe: one descriptor, and a slightly shorter tail on the write that wakes the audio
-    /// thread — which is nearly all of `play`'s p99; see the README's benchmark notes.)
-    private let wakeFD: Int32
+    /// thread — which is nearly all of `play`'s p99; see the README's benchmark notes.) It stays
+    /// open until deinit: a handle's stop() racing shutdown may still signal it (it holds the
+    /// engine for the call), and must not hit a reused descriptor.
+    private let wake: EventFD
     private let connection: PulseAudioConnection
 
     init(configuration: PulseAudioOutput.Configuration) {
         self.configuration = configuration
         mainloop = pa_threaded_mainloop_new()!
-        wakeFD = fbs_eventfd()
-        precondition(wakeFD >= 0, "eventfd failed: \(String(cString: strerror(errno)))")
+        do {
+            wake = try EventFD()
+        } catch {
+            preconditionFailure("eventfd failed: \(error)")
+        }
         connection = PulseAudioConnection(configuration: configuration)
         connection.engine = self
         pa_threaded_mainloop_lock(mainloop)
         let api = pa_threaded_mainloop_get_api(mainloop)!
         connection.api = api
         let event = api.pointee.io_new(
-            api, wakeFD, PA_IO_EVENT_INPUT,
-            { _, _, fd, _, userdata in
-                var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-                while read(fd, &drain, MemoryLayout.size(ofValue: drain)) > 0 {}
+            api, wake.descriptor, PA_IO_EVENT_INPUT,
+            { _, _, _, _, userdata in
                 // The engine outlives this event: shutdown() frees it before the engine can go.
-                Unmanaged<PulseAudioEngine>.fromOpaque(userdata!).takeUnretainedValue().service()
+                let engine = Unmanaged<PulseAudioEngine>.fromOpaque(userdata!).takeUnretainedValue()
+                engine.wake.drain()
+                engine.service()
             }, Unmanaged.passUnretained(self).toOpaque())
         connection.wakeEvent = event
         pa_threaded_mainloop_unlock(mainloop)
@@ -73,8 +77,6 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
-        // The eventfd stays open until deinit: a handle's stop() racing this shutdown may still
-        // write to it (it holds the engine for the call), and must not hit a reused descriptor.
         let handles = shared.withLock { shared in
             // Streams that were about to start would otherwise keep their feeders waiting forever.
             for command in shared.commands { command.discard() }
@@ -82,10 +84,6 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
             return Array(shared.handles.values)
         }
         for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
-    }
-
-    deinit {
-        close(wakeFD)
     }
 
     /// Called with the mainloop lock held (or on its thread).
@@ -108,7 +106,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
             return false
         }
         if ready { return }
-        wake()
+        wake.signal()
         if semaphore.wait(timeout: .now() + timeout) == .timedOut {
             shared.withLock { $0.readyWaiters.removeAll { $0 === semaphore } }
             throw PlaybackError(.serverUnavailable, detail: "no stream after \(timeout) s")
@@ -150,7 +148,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
             handle.end(.failed(PlaybackError(.outputClosed)))
             return handle
         }
-        wake()
+        wake.signal()
         return handle
     }
 
@@ -161,14 +159,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
             shared.commands.append(command)
             return true
         }
-        if open { wake() }
-    }
-
-    /// Wakes the mainloop (the eventfd's counter cannot overflow in practice; EAGAIN would mean it
-    /// is due to wake anyway).
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        if open { wake.signal() }
     }
 
     // MARK: The PulseAudio thread

@@ -1,5 +1,4 @@
 public import Dispatch
-import Glibc
 
 /// The engine: our mixer feeding one always-open PulseAudio playback stream.
 ///
@@ -112,12 +111,5 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
 
 extension PulseAudioOutput: UnderflowCounting {
     package var underflowCount: Int { statistics.underflows }
-}
-
-/// CLOCK_MONOTONIC in seconds.
-package func monotonicSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
 }
 
