@@ -35,8 +35,6 @@ struct ArgumentParser {
     init(_ arguments: [String], command: any Subcommand.Type, environment: [String: String] = [:]) throws(CommandError) {
         self.environment = environment
         let options = command.allOptions
-        let names = options.flatMap(\.names)
-        precondition(Set(names).count == names.count, "\(command.name) declares an option name twice")
         declared = options
         var positionals: [String] = []
         var pending: Option?

@@ -91,7 +91,11 @@ struct Option: Equatable, Sendable {
 
     /// Whether a command-line word is this option: one of its names, or `--name=value`.
     func matches(_ argument: String) -> Bool {
-        names.contains { argument == $0 || (value != nil && argument.hasPrefix($0 + "=")) }
+        names.contains { name in
+            argument == name
+                || (value != nil && argument.hasPrefix(name)
+                    && argument.utf8.dropFirst(name.utf8.count).first == UInt8(ascii: "="))
+        }
     }
 }
 

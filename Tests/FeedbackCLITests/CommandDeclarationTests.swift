@@ -205,6 +205,15 @@ private enum SampleCommand: Subcommand {
         }
     }
 
+    /// The parser takes the first declaration a word matches: a name declared twice would leave
+    /// the second unreachable.
+    @Test(arguments: FeedbackCommand.subcommands.map { $0.name })
+    func noCommandDeclaresANameTwice(name: String) throws {
+        let command = try #require(FeedbackCommand.subcommand(named: name))
+        let names = command.allOptions.flatMap(\.names)
+        #expect(Set(names).count == names.count, "\(names)")
+    }
+
     @Test func helpIsAskedForAnywhereBeforeDoubleDash() {
         #expect(ArgumentParser.asksForHelp(["--bogus", "-h"]))
         #expect(ArgumentParser.asksForHelp(["x", "--help"]))

@@ -53,7 +53,6 @@ enum DevicesCommand: Subcommand {
     /// What `--json` prints: each side's members only when that side was listed; a side that
     /// could not be listed is null, and its error says why.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         var audio: Nullable<Audio>?
         var audioError: String?
         var canberra: Canberra?

@@ -31,7 +31,6 @@ enum InfoCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let sounds: [Sound]
 
         struct Sound: Encodable {

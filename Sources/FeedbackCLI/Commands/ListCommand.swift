@@ -34,9 +34,9 @@ enum ListCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let theme: ThemeOptions.SelectionReport
-        let sounds: [Merged<Sound, ThemeOptions.LookupReport>]
+        /// Each a `Sound` beside its `ThemeOptions.LookupReport`.
+        let sounds: [Merged]
         let vibration: [VibrationSound]
         /// Nil when the registry cannot be read.
         @Nullable var registered: [RegisteredSound]?

@@ -33,7 +33,6 @@ enum PlayCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let file: String
         let duration: Double
         let result: String

@@ -15,9 +15,8 @@ enum ProfileCommand: Subcommand {
         """
     ]
 
-    private static let profiles = FeedbackProfile.allCases.map(\.rawValue)
     static let profile = Argument(
-        profiles.joined(separator: "|"), .oneOf(profiles), optional: true,
+        "full|quiet|silent", .oneOf(FeedbackProfile.allCases.map { $0.rawValue }), optional: true,
         help: "The profile to store; without it, the profile in force is printed")
     static let arguments = [profile]
 
@@ -37,7 +36,6 @@ enum ProfileCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let profile: String
         let source: String
         @Nullable var file: String?

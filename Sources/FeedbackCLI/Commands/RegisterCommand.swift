@@ -38,7 +38,6 @@ enum RegisterCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let id: SystemSoundID
         let file: String
         let duration: Double
@@ -96,7 +95,6 @@ enum UnregisterCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let id: SystemSoundID
         let file: String
     }

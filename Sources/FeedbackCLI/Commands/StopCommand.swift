@@ -34,7 +34,6 @@ enum StopCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let stopped: [Player]
 
         struct Player: Encodable {

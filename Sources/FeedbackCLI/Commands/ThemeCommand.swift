@@ -41,7 +41,6 @@ enum ThemeCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let theme: ThemeOptions.SelectionReport
         let profile: String
         @Nullable var locale: String? = nil

@@ -7,10 +7,8 @@ enum VersionCommand: Subcommand {
     static let json = Option.json(#"Print {"version": "…"}"#)
     static let options = [json]
 
-    /// What `--json` prints.
-    struct Report: Encodable {
-        let version = FeedbackCommand.version
-    }
+    /// What `--json` prints: nothing but the `version` every report has.
+    struct Report: Encodable {}
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
         if parser.flag(Self.json) {

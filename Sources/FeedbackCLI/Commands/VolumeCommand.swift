@@ -58,7 +58,6 @@ enum VolumeCommand: Subcommand {
 
     /// What `--json` prints.
     struct Report: Encodable {
-        let version = FeedbackCommand.version
         let source: String
         /// The registered ID whose level was changed.
         @Nullable var id: SystemSoundID?
