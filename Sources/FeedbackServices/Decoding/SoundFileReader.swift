@@ -21,7 +21,13 @@ package struct SoundFileReader: ~Copyable {
     /// hanging or reading forever.
     package init(path: String) throws(SoundError) {
         self.path = path
-        let (fd, size) = try openRegularFile(path)
+        let fd: Int32
+        let size: Int64
+        do throws(OpenRefusal) {
+            (fd, size) = try openRegularFile(path)
+        } catch {
+            throw SoundError(refused: error, source: path)
+        }
         guard size > 0 else {
             close(fd)
             throw SoundError(.empty, source: path, detail: "zero bytes")
@@ -110,15 +116,9 @@ package struct SoundFileReader: ~Copyable {
         }
     }
 
+    /// The error for a failed `open` of `path`.
     static func openError(errno code: Int32, path: String) -> SoundError {
-        let reason: SoundError.Reason =
-            switch code {
-            case ENOENT, ENOTDIR: .notFound
-            case EACCES, EPERM: .permissionDenied
-            case EISDIR: .isDirectory
-            default: .ioError(errno: code)
-            }
-        return SoundError(reason, source: path, detail: systemMessage(code))
+        SoundError(refused: OpenRefusal(errno: code), source: path)
     }
 
     /// Maps libsndfile's error codes: the four public ones by meaning; among its internal ones
@@ -150,39 +150,61 @@ private let libsndfileUnimplemented = 18
 /// libsndfile's internal error for an `SF_INFO` left incomplete by the header (zero rate or channels).
 private let libsndfileInfoIncomplete = 24
 
+/// Why `openRegularFile` refused a path, in the terms every domain names it by: `SoundError` for a
+/// sound file, `FileError` for a file of our own.
+enum OpenRefusal: Error, Equatable {
+    /// No such file (`ENOENT`), or a directory on the path is not one (`ENOTDIR`).
+    case notFound(errno: Int32)
+    /// The file may not be opened (`EACCES`, `EPERM`).
+    case permissionDenied(errno: Int32)
+    /// The path names a directory.
+    case isDirectory
+    /// The path names a FIFO, a device or a socket.
+    case notARegularFile
+    /// `open` or `fstat` failed otherwise.
+    case failed(errno: Int32)
+
+    /// The refusal for `open`'s `errno`.
+    init(errno code: Int32) {
+        switch code {
+        case ENOENT, ENOTDIR: self = .notFound(errno: code)
+        case EACCES, EPERM: self = .permissionDenied(errno: code)
+        case EISDIR: self = .isDirectory
+        default: self = .failed(errno: code)
+        }
+    }
+}
+
 /// Opens `path` read-only and non-blocking, and checks with `fstat` that it is a regular file, so
 /// a FIFO with no writer, a device such as `/dev/zero` or a directory is refused before anything
 /// reads it.
 /// - Returns: the descriptor (the caller closes it; `O_NONBLOCK` is still set) and the file's size.
-/// - Throws: `SoundError`: `.notFound`, `.permissionDenied`, `.isDirectory`, `.notARegularFile`,
-///   `.ioError`, naming `path`; nothing stays open then.
-func openRegularFile(_ path: String) throws(SoundError) -> (fd: Int32, size: Int64) {
-    guard let opened = try openRegularFileIfPresent(path) else {
-        throw SoundFileReader.openError(errno: ENOENT, path: path)
-    }
+/// - Throws: why the path was refused; nothing stays open then.
+func openRegularFile(_ path: String) throws(OpenRefusal) -> (fd: Int32, size: Int64) {
+    guard let opened = try openRegularFileIfPresent(path) else { throw .notFound(errno: ENOENT) }
     return opened
 }
 
 /// `openRegularFile`, except that no file at `path` (`ENOENT`) gives nil instead of an error.
-func openRegularFileIfPresent(_ path: String) throws(SoundError) -> (fd: Int32, size: Int64)? {
+func openRegularFileIfPresent(_ path: String) throws(OpenRefusal) -> (fd: Int32, size: Int64)? {
     let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
     guard fd >= 0 else {
         if errno == ENOENT { return nil }
-        throw SoundFileReader.openError(errno: errno, path: path)
+        throw OpenRefusal(errno: errno)
     }
     var status = stat()
     guard fstat(fd, &status) == 0 else {
         let code = errno
         close(fd)
-        throw SoundError(.ioError(errno: code), source: path, detail: systemMessage(code))
+        throw .failed(errno: code)
     }
     if fbs_s_isdir(status.st_mode) != 0 {
         close(fd)
-        throw SoundError(.isDirectory, source: path)
+        throw .isDirectory
     }
     guard fbs_s_isreg(status.st_mode) != 0 else {
         close(fd)
-        throw SoundError(.notARegularFile, source: path)
+        throw .notARegularFile
     }
     return (fd, Int64(status.st_size))
 }
