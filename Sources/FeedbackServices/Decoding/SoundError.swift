@@ -57,9 +57,7 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A sentence naming the source and the cause, for logs and the command line.
     public var description: String {
-        var text = "\(source): \(summary)"
-        if let detail, !detail.isEmpty { text += " (\(detail))" }
-        return text
+        errorSentence(source, summary, detail: detail)
     }
 
     private var summary: String {

@@ -85,8 +85,7 @@ public struct RegistryError: Error, Sendable, Equatable, CustomStringConvertible
         case .loudnessUnmeasurable:
             summary = "too short or too quiet to measure its loudness (EBU R128 needs 400 ms above -70 LUFS)"
         }
-        guard let detail, !detail.isEmpty else { return "\(source): \(summary)" }
-        return "\(source): \(summary) (\(detail))"
+        return errorSentence(source, summary, detail: detail)
     }
 }
 

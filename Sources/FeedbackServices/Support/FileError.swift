@@ -49,9 +49,7 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A sentence naming the file and the cause, for logs and the command line.
     public var description: String {
-        var text = "\(path): \(summary)"
-        if let detail, !detail.isEmpty { text += " (\(detail))" }
-        return text
+        errorSentence(path, summary, detail: detail)
     }
 
     private var summary: String {
