@@ -31,6 +31,15 @@ struct CommandBenchmark {
             ("feedbackctl fire 1007", [feedbackctl, "fire", "1007"]),
             ("paplay FILE", ["paplay", sound.path]),
         ]
+        // Another build to compare with in the same run (a change's before and after).
+        if let baseline = getenv("FEEDBACKBENCH_BASELINE").map({ String(cString: $0) }) {
+            guard access(baseline, X_OK) == 0 else {
+                print("feedbackctl fire: FEEDBACKBENCH_BASELINE=\(baseline) is not an executable")
+                return
+            }
+            _ = runProgram(baseline, ["fire", "1007"])
+            contenders.append(("baseline fire 1007", [baseline, "fire", "1007"]))
+        }
         var missing: [String] = []
         if programExists("gsound-play") {
             contenders.append(("gsound-play -f FILE", ["gsound-play", "-f", sound.path]))
@@ -64,7 +73,7 @@ struct CommandBenchmark {
         print("whole process, start to first sample at the server (\(plays) runs each, interleaved; \(sound.path))")
         let timings = onsets.map { Timings(samples: $0) }
         for (index, contender) in contenders.enumerated() {
-            print("  \(padded(contender.0)) median \(milliseconds(timings[index].median))  p99 \(milliseconds(timings[index].p99))")
+            print("  \(padded(contender.0)) \(timings[index].summary)")
         }
         if !missing.isEmpty { print("  not installed (scripts/setup --bench): \(missing.joined(separator: ", "))") }
         for note in notes { print("  \(note)") }

@@ -22,7 +22,14 @@ struct Timings {
     var samples: [Double]
 
     var median: Double { percentile(0.5) }
+    var p90: Double { percentile(0.9) }
     var p99: Double { percentile(0.99) }
+    var maximum: Double { samples.max() ?? .nan }
+
+    /// "median 4.1 ms  p90 4.9 ms  p99 6.0 ms  max 7.2 ms": a median alone hides modes.
+    var summary: String {
+        "median \(milliseconds(median))  p90 \(milliseconds(p90))  p99 \(milliseconds(p99))  max \(milliseconds(maximum))"
+    }
 
     func percentile(_ fraction: Double) -> Double {
         let sorted = samples.sorted()
