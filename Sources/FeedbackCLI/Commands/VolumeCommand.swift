@@ -86,7 +86,7 @@ enum VolumeCommand: Subcommand {
         let registry = SoundRegistry()
         let sound: RegisteredSound
         let before: Double?
-        let persistent = try registeredID.map { _ throws(CommandError) in try RegistryArguments.registry(parser) }
+        let persistent = registeredID == nil ? nil : try RegistryArguments.registry(parser)
         do {
             let id = try registry.register(fileAt: path)
             before = try? registry.loudness(of: id)
