@@ -86,11 +86,11 @@ extension SoundError {
     /// The error for a sound file `openRegularFile` refused.
     init(refused refusal: OpenRefusal, source: String) {
         switch refusal {
-        case .notFound(let code): self.init(.notFound, source: source, detail: systemMessage(code))
-        case .permissionDenied(let code): self.init(.permissionDenied, source: source, detail: systemMessage(code))
+        case .notFound(let error): self.init(.notFound, source: source, detail: error.description)
+        case .permissionDenied(let error): self.init(.permissionDenied, source: source, detail: error.description)
         case .isDirectory: self.init(.isDirectory, source: source)
         case .notARegularFile: self.init(.notARegularFile, source: source)
-        case .failed(let code): self.init(.ioError(errno: code), source: source, detail: systemMessage(code))
+        case .failed(let error): self.init(.ioError(errno: error.rawValue), source: source, detail: error.description)
         }
     }
 }

@@ -118,7 +118,7 @@ package struct SoundFileReader: ~Copyable {
 
     /// The error for a failed `open` of `path`.
     static func openError(errno code: Int32, path: String) -> SoundError {
-        SoundError(refused: OpenRefusal(errno: code), source: path)
+        SoundError(refused: OpenRefusal(Errno(rawValue: code)), source: path)
     }
 
     /// Maps libsndfile's error codes: the four public ones by meaning; among its internal ones
@@ -154,23 +154,23 @@ private let libsndfileInfoIncomplete = 24
 /// sound file, `FileError` for a file of our own.
 enum OpenRefusal: Error, Equatable {
     /// No such file (`ENOENT`), or a directory on the path is not one (`ENOTDIR`).
-    case notFound(errno: Int32)
+    case notFound(Errno)
     /// The file may not be opened (`EACCES`, `EPERM`).
-    case permissionDenied(errno: Int32)
+    case permissionDenied(Errno)
     /// The path names a directory.
     case isDirectory
     /// The path names a FIFO, a device or a socket.
     case notARegularFile
     /// `open` or `fstat` failed otherwise.
-    case failed(errno: Int32)
+    case failed(Errno)
 
-    /// The refusal for `open`'s `errno`.
-    init(errno code: Int32) {
-        switch code {
-        case ENOENT, ENOTDIR: self = .notFound(errno: code)
-        case EACCES, EPERM: self = .permissionDenied(errno: code)
+    /// The refusal for `open`'s error.
+    init(_ error: Errno) {
+        switch error.rawValue {
+        case ENOENT, ENOTDIR: self = .notFound(error)
+        case EACCES, EPERM: self = .permissionDenied(error)
         case EISDIR: self = .isDirectory
-        default: self = .failed(errno: code)
+        default: self = .failed(error)
         }
     }
 }
@@ -181,22 +181,24 @@ enum OpenRefusal: Error, Equatable {
 /// - Returns: the descriptor (the caller closes it; `O_NONBLOCK` is still set) and the file's size.
 /// - Throws: why the path was refused; nothing stays open then.
 func openRegularFile(_ path: String) throws(OpenRefusal) -> (fd: Int32, size: Int64) {
-    guard let opened = try openRegularFileIfPresent(path) else { throw .notFound(errno: ENOENT) }
+    guard let opened = try openRegularFileIfPresent(path) else { throw .notFound(.noSuchFile) }
     return opened
 }
 
 /// `openRegularFile`, except that no file at `path` (`ENOENT`) gives nil instead of an error.
 func openRegularFileIfPresent(_ path: String) throws(OpenRefusal) -> (fd: Int32, size: Int64)? {
-    let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-    guard fd >= 0 else {
-        if errno == ENOENT { return nil }
-        throw OpenRefusal(errno: errno)
+    let fd: Int32
+    do {
+        fd = try System.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    } catch {
+        if error == .noSuchFile { return nil }
+        throw OpenRefusal(error)
     }
     var status = stat()
     guard fstat(fd, &status) == 0 else {
-        let code = errno
+        let error = Errno.current
         close(fd)
-        throw .failed(errno: code)
+        throw .failed(error)
     }
     if fbs_s_isdir(status.st_mode) != 0 {
         close(fd)
@@ -207,17 +209,4 @@ func openRegularFileIfPresent(_ path: String) throws(OpenRefusal) -> (fd: Int32,
         throw .notARegularFile
     }
     return (fd, Int64(status.st_size))
-}
-
-/// Calls `body` again while it fails with `EINTR`.
-func retryingOnInterrupt(_ body: () -> Int32) -> Int32 {
-    while true {
-        let result = body()
-        if result >= 0 || errno != EINTR { return result }
-    }
-}
-
-/// `strerror(code)`.
-func systemMessage(_ code: Int32) -> String {
-    String(cString: strerror(code))
 }

@@ -15,8 +15,12 @@ public enum SoundFileWriter {
     ///   made, `.cannotWrite` with libsndfile's or the system's message when it cannot be written.
     public static func write(_ buffer: PCMBuffer, to path: String, format: SoundFileFormat) throws(FileError) {
         let temporaryPath = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        let fd = retryingOnInterrupt { open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        guard fd >= 0 else { throw FileError(.cannotCreate, path: path, errno: errno) }
+        let fd: Int32
+        do {
+            fd = try System.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644)
+        } catch {
+            throw FileError(.cannotCreate, path: path, errno: error.rawValue)
+        }
         var committed = false
         defer {
             if !committed { unlink(temporaryPath) }

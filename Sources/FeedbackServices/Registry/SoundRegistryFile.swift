@@ -411,22 +411,27 @@ public final class SoundRegistryFile: Sendable {
     /// The lock goes with the descriptor: closing it (or the process ending) releases it.
     private func acquireLock() throws(RegistryError) -> Int32 {
         let lockPath = path + ".lock"
-        let fd = retryingOnInterrupt { open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-        guard fd >= 0 else {
-            let code = errno
+        let fd: Int32
+        do {
+            fd = try System.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600)
+        } catch {
             // The lock is the first file a change opens: a registry the user may not open at all.
-            let reason: FileError.Reason = code == EACCES || code == EPERM ? .permissionDenied : .cannotCreate
-            throw .file(FileError(reason, path: lockPath, errno: code))
+            let denied = error.rawValue == EACCES || error.rawValue == EPERM
+            throw .file(FileError(denied ? .permissionDenied : .cannotCreate, path: lockPath, errno: error.rawValue))
         }
-        let start = monotonicSeconds()
+        let start = MonotonicClock.now
         var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            guard code == EWOULDBLOCK || code == EINTR else {
-                close(fd)
-                throw .file(FileError(.ioError, path: lockPath, errno: code))
+        while true {
+            do {
+                try System.flock(fd, LOCK_EX | LOCK_NB)
+                return fd
+            } catch {
+                guard error == .wouldBlock else {
+                    close(fd)
+                    throw .file(FileError(.ioError, path: lockPath, errno: error.rawValue))
+                }
             }
-            let waited = monotonicSeconds() - start
+            let waited = MonotonicClock.now - start
             guard waited < lockTimeout else {
                 close(fd)
                 throw RegistryError(.registryBusy(waited: waited), source: path)
@@ -434,7 +439,6 @@ public final class SoundRegistryFile: Sendable {
             nanosleep(&pause, nil)
             pause.tv_nsec = min(pause.tv_nsec * 2, 20_000_000)
         }
-        return fd
     }
 
     private func damaged(_ why: String) -> RegistryError {
@@ -468,7 +472,7 @@ public final class SoundRegistryFile: Sendable {
         let directory = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         guard let resolved = realpath(directory.isEmpty ? "/" : directory, nil) else {
-            throw SoundError(.notFound, source: path, detail: systemMessage(errno))
+            throw SoundError(.notFound, source: path, detail: Errno.current.description)
         }
         defer { free(resolved) }
         let base = String(cString: resolved)

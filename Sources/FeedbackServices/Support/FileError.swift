@@ -1,5 +1,3 @@
-import Glibc
-
 /// The error of the files FeedbackServices keeps for itself and the sound files it writes: the
 /// settings file (`FeedbackSettings.store`), the persistent registry's file and its lock
 /// (`SoundRegistryFile`), a sound file written by `SoundFileWriter` (`FileOutput`,
@@ -44,7 +42,7 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
         self.reason = reason
         self.path = path
         self.errno = errno
-        self.detail = detail ?? errno.map(systemMessage)
+        self.detail = detail ?? errno.map { Errno(rawValue: $0).description }
     }
 
     /// A sentence naming the file and the cause, for logs and the command line.
@@ -68,11 +66,11 @@ extension FileError {
     /// The error for a file `openRegularFile` refused.
     init(refused refusal: OpenRefusal, path: String) {
         switch refusal {
-        case .notFound(let code): self.init(.notFound, path: path, errno: code)
-        case .permissionDenied(let code): self.init(.permissionDenied, path: path, errno: code)
+        case .notFound(let error): self.init(.notFound, path: path, errno: error.rawValue)
+        case .permissionDenied(let error): self.init(.permissionDenied, path: path, errno: error.rawValue)
         case .isDirectory: self.init(.notARegularFile, path: path, detail: "a directory")
         case .notARegularFile: self.init(.notARegularFile, path: path, detail: "a FIFO, device or socket is not read")
-        case .failed(let code): self.init(.ioError, path: path, errno: code)
+        case .failed(let error): self.init(.ioError, path: path, errno: error.rawValue)
         }
     }
 }
