@@ -44,47 +44,127 @@ struct CommandError: Error {
         self.showUsage = showUsage
     }
 
-    init(soundError error: SoundError) {
+    /// The failure a library error is: its message, and its exit code from the table below.
+    /// A usage error also points to `feedbackctl help`.
+    init(_ error: some ReportedError) {
         message = error.description
-        exitCode = Self.exitCode(for: error.reason)
+        exitCode = error.exitCode
+        showUsage = exitCode == .usage
     }
+}
 
-    static func exitCode(for reason: SoundError.Reason) -> ExitCode {
+/// An error of one of the library's domains, which a command reports as it is.
+protocol ReportedError: Error, CustomStringConvertible {
+    /// The code `feedbackctl` exits with for it.
+    var exitCode: ExitCode { get }
+}
+
+// MARK: - The exit-code table
+//
+// Every case of every error domain a command reports, and the code it exits with. Each switch is
+// exhaustive: a new case does not compile until it has its code here.
+
+extension SoundError: ReportedError {
+    /// Reading and decoding a sound.
+    var exitCode: ExitCode {
         switch reason {
         case .notFound, .isDirectory, .notARegularFile: .noInput
         case .permissionDenied: .noPermission
         case .ioError: .ioError
-        case .writeFailed: .cannotCreate
-        case .unknownSoundID: .noInput
-        case .registryBusy: .temporaryFailure
-        case .soundIDsExhausted: .software
-        case .persistentSoundID: .usage
-        case .notASoundFile, .malformed, .unsupportedEncoding, .empty, .exceedsMaximumDuration,
-            .tooManyChannels, .invalidSampleRate, .invalidSamples, .loudnessUnmeasurable, .registryDamaged:
+        case .notASoundFile, .malformed, .unsupportedEncoding, .empty, .exceedsMaximumDuration, .tooManyChannels,
+            .invalidSampleRate, .invalidSamples:
             .dataError
         }
     }
 }
 
-extension CommandError {
-    /// A failure of an alert, with the exit code of the error beneath it.
-    init(feedbackError error: FeedbackError) {
-        switch error {
-        case .sound(let error): self.init(soundError: error)
-        case .haptics(let error): self.init(hapticsError: error)
-        case .invalidName(let error): self = .usage(error.description)
-        case .catalog, .theme: self.init(message: error.description, exitCode: .noInput)
-        case .playback: self.init(message: error.description, exitCode: .unavailable)
+extension RegistryError: ReportedError {
+    /// What a registry refuses; what failed beneath it keeps its own code.
+    var exitCode: ExitCode {
+        switch reason {
+        case .unknownSoundID: .noInput
+        case .persistentSoundID: .usage
+        case .soundIDsExhausted: .software
+        case .registryDamaged, .loudnessUnmeasurable: .dataError
+        case .registryBusy: .temporaryFailure
+        case .noDefaultLocation: .unavailable
+        case .sound(let error): error.exitCode
+        case .file(let error): error.exitCode
         }
     }
+}
 
-    init(hapticsError error: HapticsError) {
-        message = error.description
-        exitCode =
-            switch error.reason {
-            case .permissionDenied: .noPermission
-            case .ioError: .ioError
-            case .noDevice, .deviceGone, .noFreeEffectSlot, .unsupported: .unavailable
-            }
+extension FileError: ReportedError {
+    /// Our own files and the sound files we write.
+    var exitCode: ExitCode {
+        switch reason {
+        case .notFound, .notARegularFile: .noInput
+        case .permissionDenied: .noPermission
+        case .tooLarge: .dataError
+        case .ioError: .ioError
+        case .cannotCreate, .cannotWrite: .cannotCreate
+        }
+    }
+}
+
+extension HapticsError: ReportedError {
+    /// Vibrators.
+    var exitCode: ExitCode {
+        switch reason {
+        case .permissionDenied: .noPermission
+        case .ioError: .ioError
+        case .noDevice, .deviceGone, .noFreeEffectSlot, .unsupported: .unavailable
+        }
+    }
+}
+
+extension PlaybackError: ReportedError {
+    /// Audio outputs.
+    var exitCode: ExitCode {
+        switch reason {
+        case .noAudioOutput, .serverUnavailable, .connectionLost, .canberra, .outputClosed, .unsupportedSound: .unavailable
+        }
+    }
+}
+
+extension SoundServerError: ReportedError {
+    /// Asking the sound server about itself.
+    var exitCode: ExitCode {
+        switch reason {
+        case .unavailable, .timedOut, .queryFailed: .unavailable
+        }
+    }
+}
+
+extension SoundThemeError: ReportedError {
+    /// Names refused before a theme lookup: they came from the command line.
+    var exitCode: ExitCode {
+        switch reason {
+        case .invalidEventName, .invalidThemeName: .usage
+        }
+    }
+}
+
+extension SystemSoundCatalogError: ReportedError {
+    /// System sound IDs.
+    var exitCode: ExitCode {
+        switch reason {
+        case .unassigned, .notASystemSound, .vibrationOnly: .noInput
+        }
+    }
+}
+
+extension FeedbackError: ReportedError {
+    /// An alert: the code of the error beneath it.
+    var exitCode: ExitCode {
+        switch self {
+        case .sound(let error): error.exitCode
+        case .registry(let error): error.exitCode
+        case .catalog(let error): error.exitCode
+        case .theme: .noInput
+        case .invalidName(let error): error.exitCode
+        case .playback(let error): error.exitCode
+        case .haptics(let error): error.exitCode
+        }
     }
 }

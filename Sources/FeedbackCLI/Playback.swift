@@ -82,8 +82,8 @@ enum Playback {
         case .silencedByProfile: "silenced"
         case .disabledByTheme: "disabled"
         case .notRequested: nil
-        case .noAudioOutput(let error): throw CommandError(message: error.description, exitCode: .unavailable)
-        case .failed(let error): throw CommandError(feedbackError: error)
+        case .noAudioOutput(let error): throw CommandError(error)
+        case .failed(let error): throw CommandError(error)
         }
     }
 
@@ -95,7 +95,7 @@ enum Playback {
         do {
             try file.finish()
         } catch {
-            throw CommandError(message: error.description, exitCode: .cannotCreate)
+            throw CommandError(error)
         }
     }
 

@@ -113,13 +113,27 @@ import FeedbackTestSupport
     }
 
     @Test func exitCodesFollowSysexits() {
-        #expect(CommandError.exitCode(for: .notFound) == .noInput)
-        #expect(CommandError.exitCode(for: .notARegularFile) == .noInput)
-        #expect(CommandError.exitCode(for: .permissionDenied) == .noPermission)
-        #expect(CommandError.exitCode(for: .ioError(errno: EIO)) == .ioError)
-        #expect(CommandError.exitCode(for: .writeFailed) == .cannotCreate)
-        #expect(CommandError.exitCode(for: .exceedsMaximumDuration(seconds: 31, limit: 30)) == .dataError)
-        #expect(CommandError.exitCode(for: .unsupportedEncoding) == .dataError)
+        func code(_ reason: SoundError.Reason) -> ExitCode { SoundError(reason, source: "x").exitCode }
+        func code(_ reason: FileError.Reason) -> ExitCode { FileError(reason, path: "x").exitCode }
+        func code(_ reason: RegistryError.Reason) -> ExitCode { RegistryError(reason, source: "x").exitCode }
+        #expect(code(SoundError.Reason.notFound) == .noInput)
+        #expect(code(SoundError.Reason.notARegularFile) == .noInput)
+        #expect(code(SoundError.Reason.permissionDenied) == .noPermission)
+        #expect(code(.ioError(errno: EIO)) == .ioError)
+        #expect(code(.exceedsMaximumDuration(seconds: 31, limit: 30)) == .dataError)
+        #expect(code(.unsupportedEncoding) == .dataError)
+        #expect(code(FileError.Reason.cannotCreate) == .cannotCreate)
+        #expect(code(FileError.Reason.cannotWrite) == .cannotCreate)
+        #expect(code(FileError.Reason.permissionDenied) == .noPermission)
+        #expect(code(.tooLarge(size: 2, limit: 1)) == .dataError)
+        #expect(code(.unknownSoundID(4097)) == .noInput)
+        #expect(code(.registryDamaged) == .dataError)
+        #expect(code(.registryBusy(waited: 10)) == .temporaryFailure)
+        #expect(code(.noDefaultLocation) == .unavailable)
+        // What failed beneath a registry keeps its own code.
+        #expect(code(.sound(SoundError(.permissionDenied, source: "x"))) == .noPermission)
+        #expect(code(.file(FileError(.cannotWrite, path: "x"))) == .cannotCreate)
+        #expect(FeedbackError.registry(RegistryError(.unknownSoundID(1_000_000), source: "x")).exitCode == .noInput)
     }
 }
 

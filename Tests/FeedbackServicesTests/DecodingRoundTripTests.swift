@@ -82,20 +82,20 @@ import Testing
 
         // libsndfile writes Opus only at 8/12/16/24/48 kHz: 44.1 kHz must fail and change nothing.
         let odd = Signal.buffer(Signal.sines([440], seconds: 0.1, rate: 44_100), channels: 1, rate: 44_100)
-        let error = #expect(throws: SoundError.self) {
+        let error = #expect(throws: FileError.self) {
             try SoundFileWriter.write(odd, to: path, format: .oggOpus)
         }
-        #expect(error?.reason == .writeFailed)
+        #expect(error?.reason == .cannotWrite)
         #expect(FileManager.default.contents(atPath: path) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["keep.opus"])
     }
 
     @Test func writeIntoMissingDirectoryFails() {
-        let error = #expect(throws: SoundError.self) {
+        let error = #expect(throws: FileError.self) {
             try SoundFileWriter.write(
                 Signal.buffer([0, 0], channels: 1, rate: 48_000), to: "/nonexistent-dir/x.wav", format: .wav16)
         }
-        #expect(error?.reason == .writeFailed)
+        #expect(error?.reason == .cannotCreate && error?.errno == ENOENT)
         #expect(error?.detail == "No such file or directory")
     }
 

@@ -172,7 +172,7 @@ extension AudioServerSuites {
             manager.soundID = 9_999
             let (result, recorded) = try playAndRecord(manager)
             #expect(recorded == nil)
-            #expect(result.sound == .failed(.sound(SoundError(.unknownSoundID(9_999), source: "sound 9999"))))
+            #expect(result.sound == .failed(.registry(RegistryError(.unknownSoundID(9_999), source: "sound 9999"))))
             manager.soundID = 1017
             guard case .failed(.catalog(let error)) = try playAndRecord(manager).result.sound else {
                 Issue.record("expected a catalog failure")

@@ -154,7 +154,7 @@ import Testing
             end.withLock { $0 = result }
             done.signal()
         }
-        #expect(throws: SoundError.self) { try output.finish() }
+        #expect(throws: FileError.self) { try output.finish() }
         done.wait()
         if case .failed = end.withLock({ $0 }) {} else { Issue.record("expected .failed, got \(String(describing: end.withLock { $0 }))") }
         let late = output.play(Signal.buffer([0.1], channels: 1, rate: 48_000))

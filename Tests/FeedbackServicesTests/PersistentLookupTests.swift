@@ -39,7 +39,7 @@ import Testing
         // Unregistered elsewhere: gone here, with a message that says where it was looked for.
         try file.unregister(entry.id)
         #expect(!registry.contains(entry.id))
-        let error = #expect(throws: SoundError.self) { try registry.lookup(entry.id) }
+        let error = #expect(throws: RegistryError.self) { try registry.lookup(entry.id) }
         #expect(error?.reason == .unknownSoundID(entry.id))
         #expect(error?.description.contains("in the persistent registry") == true)
     }
@@ -60,7 +60,7 @@ import Testing
         let file = file
         let entry = try file.register(fileAt: try tone("tone.wav", frequency: 440))
         let registry = SoundRegistry(persistentRegistry: file)
-        let error = #expect(throws: SoundError.self) { try registry.dispose(entry.id) }
+        let error = #expect(throws: RegistryError.self) { try registry.dispose(entry.id) }
         #expect(error?.reason == .persistentSoundID(entry.id))
         #expect(try file.sound(entry.id).id == entry.id)
         #expect(registry.contains(entry.id))
@@ -83,7 +83,7 @@ import Testing
         let file = file
         _ = try file.register(fileAt: try tone("tone.wav", frequency: 440))
         try AtomicFile.write(Array("not json".utf8), to: file.path, mode: 0o600)
-        let error = #expect(throws: SoundError.self) { try SoundRegistry(persistentRegistry: file).lookup(4097) }
+        let error = #expect(throws: RegistryError.self) { try SoundRegistry(persistentRegistry: file).lookup(4097) }
         #expect(error?.reason == .registryDamaged)
     }
 

@@ -81,6 +81,28 @@ import Testing
         #expect(settings.profile == .quiet)
     }
 
+    /// Storing is a file's failure, never a sound's: each reason names the path.
+    @Test func storeFailuresAreFileErrors() throws {
+        let nowhere = #expect(throws: FileError.self) { try FeedbackSettings(path: nil).store(.quiet) }
+        #expect(nowhere?.reason == .cannotCreate && nowhere?.path == "feedback settings")
+
+        mkdir(directory.file("feedbackservices"), 0o755)
+        mkdir(settingsPath, 0o755)
+        let directoryThere = #expect(throws: FileError.self) { try FeedbackSettings(path: settingsPath).store(.quiet) }
+        #expect(directoryThere?.reason == .notARegularFile && directoryThere?.path == settingsPath)
+        rmdir(settingsPath)
+
+        writeSettings(String(repeating: "#\n", count: 1 << 20))
+        let huge = #expect(throws: FileError.self) { try FeedbackSettings(path: settingsPath).store(.quiet) }
+        #expect(huge?.reason == .tooLarge(size: 2 << 20, limit: 1 << 20))
+
+        let blocked = directory.file("file")
+        _ = FileManager.default.createFile(atPath: blocked, contents: Data())
+        let underAFile = #expect(throws: FileError.self) { try FeedbackSettings(path: blocked + "/sub/settings").store(.quiet) }
+        #expect(underAFile?.reason == .cannotCreate && underAFile?.errno == ENOTDIR && underAFile?.path == blocked + "/sub")
+        #expect(underAFile?.description == "\(blocked)/sub: could not be written (Not a directory)")
+    }
+
     @Test func aManagerOverrideWins() {
         writeSettings("profile=silent\n")
         let manager = FeedbackManager(

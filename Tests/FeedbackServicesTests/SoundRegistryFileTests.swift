@@ -37,14 +37,15 @@ import Testing
             SoundRegistryFile.defaultPath(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"])
                 == "/h/.local/share/feedbackservices/registry.json")
         #expect(SoundRegistryFile.defaultPath(environment: [:]) == nil)
-        #expect(throws: SoundError.self) { try SoundRegistryFile(environment: [:]) }
+        let noLocation = #expect(throws: RegistryError.self) { try SoundRegistryFile(environment: [:]) }
+        #expect(noLocation?.reason == .noDefaultLocation)
     }
 
     @Test func aMissingFileIsAnEmptyRegistryAndReadingCreatesNothing() throws {
         let registry = SoundRegistryFile(path: registryPath)
         #expect(try registry.sounds().isEmpty)
         #expect(access(directory.path + "/data", F_OK) != 0)
-        let error = #expect(throws: SoundError.self) { try registry.sound(4097) }
+        let error = #expect(throws: RegistryError.self) { try registry.sound(4097) }
         #expect(error?.reason == .unknownSoundID(4097))
     }
 
@@ -67,7 +68,7 @@ import Testing
         let third = try registry.register(fileAt: path)
         #expect(third.id == 4099)
         #expect(try registry.sounds().map(\.id) == [4098, 4099])
-        let error = #expect(throws: SoundError.self) { try registry.unregister(4097) }
+        let error = #expect(throws: RegistryError.self) { try registry.unregister(4097) }
         #expect(error?.reason == .unknownSoundID(4097))
         #expect(mode(registryPath) == 0o600)
     }
@@ -80,8 +81,12 @@ import Testing
         mkdir(directory.path + "/sub", 0o700)
         let sound = try SoundRegistryFile(path: registryPath).register(fileAt: "./sub/../tone.wav")
         #expect(sound.path == directory.path + "/tone.wav")
-        let missing = #expect(throws: SoundError.self) { try SoundRegistryFile(path: registryPath).register(fileAt: "nowhere/x.wav") }
-        #expect(missing?.reason == .notFound)
+        let missing = #expect(throws: RegistryError.self) { try SoundRegistryFile(path: registryPath).register(fileAt: "nowhere/x.wav") }
+        guard case .sound(let decoding)? = missing?.reason else {
+            Issue.record("\(String(describing: missing))")
+            return
+        }
+        #expect(decoding.reason == .notFound && decoding.source == "nowhere/x.wav")
     }
 
     @Test func decodeAppliesTheStoredVolume() throws {
@@ -96,18 +101,26 @@ import Testing
 
         // The file went away: the decoder's error names it.
         unlink(path)
-        let error = #expect(throws: SoundError.self) { try registry.decode(sound.id) }
-        #expect(error?.reason == .notFound && error?.source == path)
+        let error = #expect(throws: RegistryError.self) { try registry.decode(sound.id) }
+        guard case .sound(let decoding)? = error?.reason else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(decoding.reason == .notFound && decoding.source == path && error?.source == path)
     }
 
     @Test func aFileThatIsNotASoundRegistersNothing() throws {
         let registry = SoundRegistryFile(path: registryPath)
         let text = directory.write(Array("hello".utf8), to: "notes.wav")
-        let error = #expect(throws: SoundError.self) { try registry.register(fileAt: text) }
-        #expect(error?.reason == .notASoundFile)
+        let error = #expect(throws: RegistryError.self) { try registry.register(fileAt: text) }
+        if case .sound(let sound)? = error?.reason, sound.reason == .notASoundFile {} else {
+            Issue.record("\(String(describing: error))")
+        }
         let long = try tone("long.wav", seconds: 31)
-        let tooLong = #expect(throws: SoundError.self) { try registry.register(fileAt: long) }
-        if case .exceedsMaximumDuration = tooLong?.reason {} else { Issue.record("\(String(describing: tooLong))") }
+        let tooLong = #expect(throws: RegistryError.self) { try registry.register(fileAt: long) }
+        if case .sound(let sound)? = tooLong?.reason, case .exceedsMaximumDuration = sound.reason {} else {
+            Issue.record("\(String(describing: tooLong))")
+        }
         #expect(access(registryPath, F_OK) != 0, "nothing was written")
     }
 
@@ -137,12 +150,31 @@ import Testing
             { _ = try registry.sounds() }, { _ = try registry.register(fileAt: path) }, { _ = try registry.unregister(4097) },
             { _ = try registry.setVolume(.unchanged, for: 4097) },
         ] as [() throws -> Void] {
-            let error = #expect(throws: SoundError.self) { try attempt() }
+            let error = #expect(throws: RegistryError.self) { try attempt() }
             #expect(error?.reason == .registryDamaged)
             #expect(error?.description.contains(registryPath) == true)
             #expect(error?.detail?.contains(why) == true, "\(String(describing: error?.detail))")
         }
         #expect(bytes(registryPath) == Array(contents.utf8))
+    }
+
+    /// The registry's own file failing is `.file`, naming that file; the message reads as the
+    /// file error's.
+    @Test func aFileThatCannotBeReadOrWrittenIsAFileError() throws {
+        let path = try tone()
+        try AtomicFile.makeDirectories(registryPath, mode: 0o700)
+        let directoryThere = #expect(throws: RegistryError.self) { try SoundRegistryFile(path: registryPath).sounds() }
+        #expect(directoryThere?.reason == .file(FileError(.notARegularFile, path: registryPath, detail: "a directory")))
+        #expect(directoryThere?.description == "\(registryPath): not a regular file (a directory)")
+
+        let underAFile = path + "/registry.json"
+        let unwritable = #expect(throws: RegistryError.self) { try SoundRegistryFile(path: underAFile).register(fileAt: path) }
+        guard case .file(let file)? = unwritable?.reason else {
+            Issue.record("\(String(describing: unwritable))")
+            return
+        }
+        #expect(file.reason == .cannotCreate && file.errno == ENOTDIR && file.path == underAFile + ".lock")
+        #expect(unwritable?.source == underAFile + ".lock")
     }
 
     @Test func aHeldLockIsWaitedForThenReportedBusy() throws {
@@ -152,7 +184,7 @@ import Testing
         let lock = open(registryPath + ".lock", O_RDWR)
         #expect(flock(lock, LOCK_EX) == 0)
         let start = MonotonicClock.now
-        let error = #expect(throws: SoundError.self) { try registry.register(fileAt: path) }
+        let error = #expect(throws: RegistryError.self) { try registry.register(fileAt: path) }
         guard case .registryBusy(let waited)? = error?.reason else {
             Issue.record("\(String(describing: error))")
             return
@@ -211,8 +243,12 @@ import Testing
         _ = try registry.register(fileAt: try tone())
         chmod(registryPath, 0o400)
         let before = bytes(registryPath)
-        let error = #expect(throws: SoundError.self) { try registry.register(fileAt: try tone()) }
-        #expect(error?.reason == .permissionDenied)
+        let error = #expect(throws: RegistryError.self) { try registry.register(fileAt: try tone()) }
+        guard case .file(let file)? = error?.reason else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(file.reason == .permissionDenied && file.path == registryPath)
         #expect(error?.description.contains("read-only") == true)
         #expect(bytes(registryPath) == before)
         #expect(mode(registryPath) == 0o400)

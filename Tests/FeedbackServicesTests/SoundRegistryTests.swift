@@ -43,10 +43,10 @@ import Testing
         let registry = SoundRegistry()
         let id = try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1)
         try registry.dispose(id)
-        let error = #expect(throws: SoundError.self) { try registry.dispose(id) }
+        let error = #expect(throws: RegistryError.self) { try registry.dispose(id) }
         #expect(error?.reason == .unknownSoundID(id))
         #expect(error?.description.hasPrefix("sound \(id): no sound has ID \(id) in this process") == true)
-        #expect(throws: SoundError.self) { try registry.duration(of: 1007) }
+        #expect(throws: RegistryError.self) { try registry.duration(of: 1007) }
     }
 
     @Test func lookupAndDuration() throws {
@@ -75,8 +75,8 @@ import Testing
 
     @Test func aFailedRegistrationRegistersNothingAndUsesNoID() throws {
         let registry = SoundRegistry()
-        #expect(throws: SoundError.self) { try registry.register(fileAt: "/nonexistent.wav") }
-        #expect(throws: SoundError.self) { try registry.register(samples: [], sampleRate: 48_000, channelCount: 1) }
+        #expect(throws: RegistryError.self) { try registry.register(fileAt: "/nonexistent.wav") }
+        #expect(throws: RegistryError.self) { try registry.register(samples: [], sampleRate: 48_000, channelCount: 1) }
         #expect(registry.soundIDs.isEmpty)
         #expect(try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1) == 1_000_000)
     }
@@ -84,17 +84,17 @@ import Testing
     @Test func theThirtySecondLimitApplies() {
         let registry = SoundRegistry()
         let long = [Float](repeating: 0, count: 8_000 * 31)
-        let error = #expect(throws: SoundError.self) {
+        let error = #expect(throws: RegistryError.self) {
             try registry.register(samples: long, sampleRate: 8_000, channelCount: 1)
         }
-        #expect(error?.reason == .exceedsMaximumDuration(seconds: 31, limit: 30))
+        #expect(error?.reason == .sound(SoundError(.exceedsMaximumDuration(seconds: 31, limit: 30), source: "in-memory sound")))
     }
 
     @Test func idsRunOutInsteadOfWrapping() throws {
         let last = SoundIDRange.processLocalIDs.upperBound
         let registry = SoundRegistry(decoder: SoundDecoder(), firstID: last)
         #expect(try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1) == last)
-        let error = #expect(throws: SoundError.self) {
+        let error = #expect(throws: RegistryError.self) {
             try registry.register(samples: beep, sampleRate: 48_000, channelCount: 1)
         }
         #expect(error?.reason == .soundIDsExhausted)

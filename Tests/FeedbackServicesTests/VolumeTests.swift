@@ -79,10 +79,10 @@ import Testing
 
     @Test func unknownIDsAreErrors() throws {
         let registry = SoundRegistry()
-        let error = #expect(throws: SoundError.self) { try registry.setVolume(0.5, for: 4097) }
+        let error = #expect(throws: RegistryError.self) { try registry.setVolume(0.5, for: 4097) }
         #expect(error?.reason == .unknownSoundID(4097))
-        #expect(throws: SoundError.self) { try registry.export(4097, to: "/tmp/none.wav") }
-        #expect(throws: SoundError.self) { try registry.normalizeLoudness(of: 4097, to: -16) }
+        #expect(throws: RegistryError.self) { try registry.export(4097, to: "/tmp/none.wav") }
+        #expect(throws: RegistryError.self) { try registry.normalizeLoudness(of: 4097, to: -16) }
     }
 
     static let losslessFormats: [(SoundFileFormat, String, Float)] = [
@@ -164,7 +164,7 @@ import Testing
 
     @Test func silenceCannotBeNormalised() throws {
         let (registry, id) = try registered([Float](repeating: 0, count: rate))
-        let error = #expect(throws: SoundError.self) { try registry.normalizeLoudness(of: id, to: -16) }
+        let error = #expect(throws: RegistryError.self) { try registry.normalizeLoudness(of: id, to: -16) }
         #expect(error?.reason == .loudnessUnmeasurable)
         #expect(registry.sound(id)?.volume == .unchanged)
     }

@@ -132,7 +132,7 @@ enum DevicesCommand: Subcommand {
                 report.audio = Nullable(nil)
                 report.audioError = error.description
                 text += ["Sound server: none", "  \(error.description)"]
-                if audioOnly { failure = CommandError(message: error.description, exitCode: .unavailable) }
+                if audioOnly { failure = CommandError(error) }
             }
             switch canberra {
             case .success:
@@ -152,10 +152,10 @@ enum DevicesCommand: Subcommand {
                 text += vibrators.isEmpty ? ["No vibrators in \(directory)."] : vibrators.flatMap(vibratorText)
             } catch {
                 // Alone, a vibrator error is the whole answer, as before the audio side was listed.
-                if vibratorsOnly { throw CommandError(hapticsError: error) }
+                if vibratorsOnly { throw CommandError(error) }
                 report.vibrators = Nullable(nil)
                 report.vibratorsError = error.description
-                failure = CommandError(hapticsError: error)
+                failure = CommandError(error)
             }
         }
 

@@ -146,12 +146,12 @@ enum FireCommand: Subcommand {
         case .vibrated, .stopped: return "vibrated"
         case .silencedByProfile: return "silenced"
         case .noVibrator(let error):
-            let failure = CommandError(hapticsError: error)
+            let failure = CommandError(error)
             if vibrationOnly { throw failure }
             parser.warn("no vibration: \(failure.message)")
             return failure.exitCode == .unavailable ? "noVibrator" : "failed"
         case .failed(let error):
-            let failure = CommandError(feedbackError: error)
+            let failure = CommandError(error)
             if vibrationOnly { throw failure }
             parser.warn("vibration failed: \(failure.message)")
             return "failed"
@@ -181,18 +181,20 @@ enum FireCommand: Subcommand {
     private static func failure(_ error: FeedbackError, alert: AlertSound, registry: SoundRegistryFile?) -> CommandError {
         switch (error, alert) {
         case (.catalog(let error), _):
-            return CommandError(
-                message: "\(error.description); registered sounds have IDs from \(SoundIDRange.persistentIDs.lowerBound)",
-                exitCode: .noInput)
+            var failure = CommandError(error)
+            failure.message = "\(error.description); registered sounds have IDs from \(SoundIDRange.persistentIDs.lowerBound)"
+            return failure
         case (.theme(let explanation), .event(let name)):
             return CommandError(message: "no sound for '\(name)': not found: \(explanation)", exitCode: .noInput)
-        case (.sound(let error), .id(let id)) where SoundIDRange(id) == .persistent:
+        case (.registry(let error), .id(let id)) where SoundIDRange(id) == .persistent:
             guard let registry else {
-                return CommandError(message: "\(error.description) (neither XDG_DATA_HOME nor HOME is set)", exitCode: .noInput)
+                var failure = CommandError(error)
+                failure.message = "\(error.description) (neither XDG_DATA_HOME nor HOME is set)"
+                return failure
             }
             return RegistryArguments.failure(error, id: id, registry: registry)
         default:
-            return CommandError(feedbackError: error)
+            return CommandError(error)
         }
     }
 }

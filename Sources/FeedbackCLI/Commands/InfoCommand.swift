@@ -52,7 +52,7 @@ enum InfoCommand: Subcommand {
             do {
                 decoded = try SoundDecoder().decode(fileAt: path)
             } catch {
-                throw CommandError(soundError: error)
+                throw CommandError(error)
             }
             let format = decoded.sourceFormat
             let buffer = decoded.buffer

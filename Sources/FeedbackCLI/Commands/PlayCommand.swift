@@ -54,7 +54,7 @@ enum PlayCommand: Subcommand {
         do {
             sound = try manager.resolve(.file(path))
         } catch {
-            throw CommandError(feedbackError: error)
+            throw CommandError(error)
         }
         let buffer = sound.buffer!
         let options = PlaybackOptions(volume: volume, pan: pan, playCount: loops)

@@ -50,7 +50,7 @@ enum ProfileCommand: Subcommand {
             do {
                 try settings.store(profile)
             } catch {
-                throw CommandError(soundError: error)
+                throw CommandError(error)
             }
         }
         let source =

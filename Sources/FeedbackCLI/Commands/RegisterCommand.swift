@@ -55,7 +55,7 @@ enum RegisterCommand: Subcommand {
             sound = try registry.register(
                 fileAt: path, volume: VolumeAdjustment(multiplier: volume, limiting: limit ? .peakLimiter() : .clip))
         } catch {
-            throw CommandError(soundError: error)
+            throw CommandError(error)
         }
         if parser.flag(Self.json) {
             output += JSONOutput.line(
@@ -129,7 +129,7 @@ enum RegistryArguments {
         do {
             return try SoundRegistryFile(environment: parser.environment)
         } catch {
-            throw CommandError(message: error.description, exitCode: .unavailable)
+            throw CommandError(error)
         }
     }
 
@@ -146,11 +146,11 @@ enum RegistryArguments {
     /// The sound registered as `id`, decoded at its volume, and its entry.
     static func decode(_ id: SystemSoundID, _ parser: ArgumentParser) throws(CommandError) -> (PersistentSound, PCMBuffer) {
         let registry = try registry(parser)
+        let entry = try self.entry(id, parser)
         do {
-            let entry = try registry.sound(id)
             return (entry, try registry.decode(entry))
         } catch {
-            throw failure(error, id: id, registry: registry)
+            throw failure(.sound(error), id: id, registry: registry)
         }
     }
 
@@ -160,13 +160,13 @@ enum RegistryArguments {
         do {
             return try registry.sounds()
         } catch {
-            throw CommandError(soundError: error)
+            throw CommandError(error)
         }
     }
 
     /// A registry error about `id` as the commands report it.
-    static func failure(_ error: SoundError, id: SystemSoundID, registry: SoundRegistryFile) -> CommandError {
-        var failure = CommandError(soundError: error)
+    static func failure(_ error: RegistryError, id: SystemSoundID, registry: SoundRegistryFile) -> CommandError {
+        var failure = CommandError(error)
         if case .unknownSoundID = error.reason {
             failure.message = "no sound is registered as \(id) (see 'feedbackctl list'; the registry is \(registry.path))"
         } else if error.source != registry.path {

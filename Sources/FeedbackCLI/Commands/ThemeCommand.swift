@@ -67,7 +67,7 @@ enum ThemeCommand: Subcommand {
             do {
                 results.append((event, try resolver.resolve(event)))
             } catch {
-                throw CommandError(message: error.description, exitCode: .usage)
+                throw CommandError(error)
             }
         }
         let themes = resolver.themeOrder.map { top in (top, resolver.inheritance(of: top)) }

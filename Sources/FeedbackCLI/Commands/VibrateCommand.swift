@@ -140,7 +140,7 @@ struct Vibration {
         do {
             engine = try HapticEngine(selector, discovery: VibratorDiscovery(directory: directory))
         } catch {
-            throw CommandError(hapticsError: error)
+            throw CommandError(error)
         }
         engine.maximumStrength = intensity
         do {
@@ -167,7 +167,7 @@ struct Vibration {
             engine.device.close()
         }
         try Interruption.wait(for: done) { playback.stop() }
-        if case .failed(let error) = result.get() { throw CommandError(hapticsError: error) }
+        if case .failed(let error) = result.get() { throw CommandError(error) }
     }
 
     /// Stops the vibration, waits for it to end and closes the device.

@@ -107,6 +107,7 @@ enum VolumeCommand: Subcommand {
         let registry = SoundRegistry()
         let sound: RegisteredSound
         let before: Double?
+        let persistent = registeredID == nil ? nil : try RegistryArguments.registry(parser)
         do {
             let id = try registry.register(fileAt: path)
             before = try? registry.loudness(of: id)
@@ -116,13 +117,9 @@ enum VolumeCommand: Subcommand {
                 sound = try registry.setVolume(multiplier!, for: id, limiting: limit ? .peakLimiter() : .clip)
             }
             if let export { try registry.export(id, to: export) }
-            if let registeredID { try RegistryArguments.registry(parser).setVolume(sound.volume, for: registeredID) }
-        } catch let error as SoundError {
-            throw CommandError(soundError: error)
-        } catch let error as CommandError {
-            throw error
+            if let registeredID, let persistent { try persistent.setVolume(sound.volume, for: registeredID) }
         } catch {
-            throw CommandError(message: "\(error)", exitCode: .software)
+            throw CommandError(error)
         }
         let after = try? registry.loudness(of: sound.id)
         if parser.flag(Self.json) {
@@ -149,7 +146,7 @@ enum VolumeCommand: Subcommand {
         do {
             sound = try SystemSoundCatalog.sound(for: number)
         } catch {
-            throw CommandError(message: error.description, exitCode: .noInput)
+            throw CommandError(error)
         }
         guard case .resolved(let file) = resolver.resolve(sound) else {
             throw CommandError(message: "no sound file for system sound \(number) ('\(sound.event)')", exitCode: .noInput)

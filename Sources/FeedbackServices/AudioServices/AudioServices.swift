@@ -51,7 +51,7 @@ public let kAudioServicesPropertyCompletePlaybackIfAppDies: AudioServicesPropert
 public func AudioServicesCreateSystemSoundID(
     _ inFileURL: URL, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
-    AudioServicesFacade.create(outSystemSoundID) { () throws(SoundError) in
+    AudioServicesFacade.create(outSystemSoundID) { () throws(RegistryError) in
         try SoundRegistry.shared.register(contentsOf: inFileURL)
     }
 }
@@ -62,7 +62,7 @@ public func AudioServicesCreateSystemSoundID(
 public func AudioServicesCreateSystemSoundID(
     _ inFilePath: String, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
-    AudioServicesFacade.create(outSystemSoundID) { () throws(SoundError) in
+    AudioServicesFacade.create(outSystemSoundID) { () throws(RegistryError) in
         try SoundRegistry.shared.register(fileAt: inFilePath)
     }
 }
@@ -76,7 +76,7 @@ public func AudioServicesDisposeSystemSoundID(_ inSystemSoundID: SystemSoundID) 
     do {
         try SoundRegistry.shared.dispose(inSystemSoundID)
     } catch {
-        return kAudioServicesSystemSoundUnspecifiedError
+        return AudioServicesFacade.status(for: error)
     }
     AudioServicesFacade.forget(inSystemSoundID)
     return kAudioServicesNoError
@@ -249,14 +249,30 @@ enum AudioServicesFacade {
     private static let state = Mutex(State())
 
     static func create(
-        _ out: UnsafeMutablePointer<SystemSoundID>, _ register: () throws(SoundError) -> SystemSoundID
+        _ out: UnsafeMutablePointer<SystemSoundID>, _ register: () throws(RegistryError) -> SystemSoundID
     ) -> OSStatus {
         do {
             out.pointee = try register()
             return kAudioServicesNoError
         } catch {
-            if case .exceedsMaximumDuration = error.reason { return kAudioServicesSystemSoundExceededMaximumDurationError }
-            return kAudioServicesSystemSoundUnspecifiedError
+            return status(for: error)
+        }
+    }
+
+    /// The one place a registry's error becomes a result code. Apple has codes for only a few
+    /// failures; everything else is `kAudioServicesSystemSoundUnspecifiedError`, as there.
+    static func status(for error: RegistryError) -> OSStatus {
+        switch error.reason {
+        case .sound(let error):
+            switch error.reason {
+            case .exceedsMaximumDuration: kAudioServicesSystemSoundExceededMaximumDurationError
+            case .notFound, .permissionDenied, .isDirectory, .notARegularFile, .notASoundFile, .malformed,
+                .unsupportedEncoding, .empty, .tooManyChannels, .invalidSampleRate, .invalidSamples, .ioError:
+                kAudioServicesSystemSoundUnspecifiedError
+            }
+        case .unknownSoundID, .persistentSoundID, .soundIDsExhausted, .registryDamaged, .registryBusy,
+            .noDefaultLocation, .loudnessUnmeasurable, .file:
+            kAudioServicesSystemSoundUnspecifiedError
         }
     }
 

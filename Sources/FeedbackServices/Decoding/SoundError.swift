@@ -1,10 +1,12 @@
-/// The one error type of decoding and registering sounds: what failed, with which source, and why.
+/// The error of reading and decoding sounds — sound files and in-memory samples: what failed, with
+/// which source, and why.
 ///
 /// `source` names the file (its path) or, for sounds made from memory, the name they were given;
 /// `detail` carries the underlying library's or the system's own words where there are any
-/// (libsndfile's `sf_strerror`, `strerror(errno)`).
+/// (libsndfile's `sf_strerror`, `strerror(errno)`). What a registry refuses is a `RegistryError`
+/// (which wraps a `SoundError` when registering decodes a file); writing a file is a `FileError`.
 public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Why a sound could not be decoded or registered.
+    /// Why a sound could not be read or decoded.
     public enum Reason: Sendable, Equatable {
         /// No file at that path (`ENOENT`, `ENOTDIR`).
         case notFound
@@ -37,25 +39,6 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidSamples(String)
         /// The system refused a read (`errno`).
         case ioError(errno: Int32)
-        /// The ID names no sound: none was registered under it in this process, or the persistent
-        /// registry has no such entry; the message says which range the ID is in.
-        case unknownSoundID(UInt32)
-        /// The ID is one of the persistent registry's, which a process cannot dispose of: only
-        /// `SoundRegistryFile.unregister` (`feedbackctl unregister`) removes it, for every process.
-        case persistentSoundID(UInt32)
-        /// Every ID a registry can hand out has been used once; IDs are never reused in a process.
-        case soundIDsExhausted
-        /// Writing a sound file failed.
-        case writeFailed
-        /// The sound's loudness cannot be measured: it is silent, or has no 400 ms stretch above
-        /// EBU R128's −70 LUFS gate, so it cannot be normalised.
-        case loudnessUnmeasurable
-        /// The persistent registry file (`SoundRegistryFile`) cannot be read as one: not JSON, a
-        /// format this version does not know, or entries that contradict each other. It is left
-        /// exactly as it is; `detail` says what is wrong.
-        case registryDamaged
-        /// Another process held the persistent registry's lock for longer than the wait allowed.
-        case registryBusy(waited: Double)
     }
 
     /// Why it failed.
@@ -74,9 +57,7 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A sentence naming the source and the cause, for logs and the command line.
     public var description: String {
-        var text = "\(source): \(summary)"
-        if let detail, !detail.isEmpty { text += " (\(detail))" }
-        return text
+        errorSentence(source, summary, detail: detail)
     }
 
     private var summary: String {
@@ -97,21 +78,19 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
             "sample rate \(rate) Hz is outside \(supported.lowerBound)…\(supported.upperBound) Hz"
         case .invalidSamples(let why): "invalid samples: \(why)"
         case .ioError(let code): "read failed (errno \(code))"
-        case .unknownSoundID(let id):
-            switch SoundIDRange(id) {
-            case .persistent: "no sound is registered as \(id) in the persistent registry"
-            case .processLocal:
-                "no sound has ID \(id) in this process (\(SoundIDRange.processLocal): only the process that registered a sound can play it)"
-            case .system, .vibrate: "\(id) is a system sound ID, not a registered sound"
-            case .service, .unassigned: "no sound can have ID \(id) (IDs \(SoundIDRange(id)))"
-            }
-        case .persistentSoundID(let id):
-            "sound \(id) is in the persistent registry: only unregistering it there removes it (feedbackctl unregister \(id))"
-        case .soundIDsExhausted: "every sound ID has been used"
-        case .writeFailed: "could not be written"
-        case .registryDamaged: "damaged sound registry; it was left untouched (repair or remove the file)"
-        case .registryBusy(let waited): "another process has held the registry's lock for \(formatSeconds(waited))"
-        case .loudnessUnmeasurable: "too short or too quiet to measure its loudness (EBU R128 needs 400 ms above -70 LUFS)"
+        }
+    }
+}
+
+extension SoundError {
+    /// The error for a sound file `openRegularFile` refused.
+    init(refused refusal: OpenRefusal, source: String) {
+        switch refusal {
+        case .notFound(let error): self.init(.notFound, source: source, detail: error.description)
+        case .permissionDenied(let error): self.init(.permissionDenied, source: source, detail: error.description)
+        case .isDirectory: self.init(.isDirectory, source: source)
+        case .notARegularFile: self.init(.notARegularFile, source: source)
+        case .failed(let error): self.init(.ioError(errno: error.rawValue), source: source, detail: error.description)
         }
     }
 }

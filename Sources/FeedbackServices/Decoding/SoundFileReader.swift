@@ -21,7 +21,13 @@ package struct SoundFileReader: ~Copyable {
     /// hanging or reading forever.
     package init(path: String) throws(SoundError) {
         self.path = path
-        let (fd, size) = try openRegularFile(path)
+        let fd: Int32
+        let size: Int64
+        do throws(OpenRefusal) {
+            (fd, size) = try openRegularFile(path)
+        } catch {
+            throw SoundError(refused: error, source: path)
+        }
         guard size > 0 else {
             close(fd)
             throw SoundError(.empty, source: path, detail: "zero bytes")
@@ -110,15 +116,9 @@ package struct SoundFileReader: ~Copyable {
         }
     }
 
+    /// The error for a failed `open` of `path`.
     static func openError(errno code: Int32, path: String) -> SoundError {
-        let reason: SoundError.Reason =
-            switch code {
-            case ENOENT, ENOTDIR: .notFound
-            case EACCES, EPERM: .permissionDenied
-            case EISDIR: .isDirectory
-            default: .ioError(errno: code)
-            }
-        return SoundError(reason, source: path, detail: Errno(rawValue: code).description)
+        SoundError(refused: OpenRefusal(Errno(rawValue: code)), source: path)
     }
 
     /// Maps libsndfile's error codes: the four public ones by meaning; among its internal ones
@@ -150,41 +150,63 @@ private let libsndfileUnimplemented = 18
 /// libsndfile's internal error for an `SF_INFO` left incomplete by the header (zero rate or channels).
 private let libsndfileInfoIncomplete = 24
 
+/// Why `openRegularFile` refused a path, in the terms every domain names it by: `SoundError` for a
+/// sound file, `FileError` for a file of our own.
+enum OpenRefusal: Error, Equatable {
+    /// No such file (`ENOENT`), or a directory on the path is not one (`ENOTDIR`).
+    case notFound(Errno)
+    /// The file may not be opened (`EACCES`, `EPERM`).
+    case permissionDenied(Errno)
+    /// The path names a directory.
+    case isDirectory
+    /// The path names a FIFO, a device or a socket.
+    case notARegularFile
+    /// `open` or `fstat` failed otherwise.
+    case failed(Errno)
+
+    /// The refusal for `open`'s error.
+    init(_ error: Errno) {
+        switch error.rawValue {
+        case ENOENT, ENOTDIR: self = .notFound(error)
+        case EACCES, EPERM: self = .permissionDenied(error)
+        case EISDIR: self = .isDirectory
+        default: self = .failed(error)
+        }
+    }
+}
+
 /// Opens `path` read-only and non-blocking, and checks with `fstat` that it is a regular file, so
 /// a FIFO with no writer, a device such as `/dev/zero` or a directory is refused before anything
 /// reads it.
 /// - Returns: the descriptor (the caller closes it; `O_NONBLOCK` is still set) and the file's size.
-/// - Throws: `SoundError`: `.notFound`, `.permissionDenied`, `.isDirectory`, `.notARegularFile`,
-///   `.ioError`, naming `path`; nothing stays open then.
-func openRegularFile(_ path: String) throws(SoundError) -> (fd: Int32, size: Int64) {
-    guard let opened = try openRegularFileIfPresent(path) else {
-        throw SoundFileReader.openError(errno: ENOENT, path: path)
-    }
+/// - Throws: why the path was refused; nothing stays open then.
+func openRegularFile(_ path: String) throws(OpenRefusal) -> (fd: Int32, size: Int64) {
+    guard let opened = try openRegularFileIfPresent(path) else { throw .notFound(.noSuchFile) }
     return opened
 }
 
 /// `openRegularFile`, except that no file at `path` (`ENOENT`) gives nil instead of an error.
-func openRegularFileIfPresent(_ path: String) throws(SoundError) -> (fd: Int32, size: Int64)? {
+func openRegularFileIfPresent(_ path: String) throws(OpenRefusal) -> (fd: Int32, size: Int64)? {
     let fd: Int32
     do {
         fd = try System.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     } catch {
         if error == .noSuchFile { return nil }
-        throw SoundFileReader.openError(errno: error.rawValue, path: path)
+        throw OpenRefusal(error)
     }
     var status = stat()
     guard fstat(fd, &status) == 0 else {
-        let code = errno
+        let error = Errno.current
         close(fd)
-        throw SoundError(.ioError(errno: code), source: path, detail: Errno(rawValue: code).description)
+        throw .failed(error)
     }
     if fbs_s_isdir(status.st_mode) != 0 {
         close(fd)
-        throw SoundError(.isDirectory, source: path)
+        throw .isDirectory
     }
     guard fbs_s_isreg(status.st_mode) != 0 else {
         close(fd)
-        throw SoundError(.notARegularFile, source: path)
+        throw .notARegularFile
     }
     return (fd, Int64(status.st_size))
 }

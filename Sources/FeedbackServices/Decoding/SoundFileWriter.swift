@@ -11,14 +11,15 @@ public enum SoundFileWriter {
     ///
     /// Integer encodings clip samples beyond ±1 (`SFC_SET_CLIPPING`) rather than wrapping them.
     /// The file gets mode 0644 less the process umask.
-    /// - Throws: `SoundError` with `.writeFailed` and libsndfile's or the system's message.
-    public static func write(_ buffer: PCMBuffer, to path: String, format: SoundFileFormat) throws(SoundError) {
+    /// - Throws: `FileError`: `.cannotCreate` with the system's message when the file cannot be
+    ///   made, `.cannotWrite` with libsndfile's or the system's message when it cannot be written.
+    public static func write(_ buffer: PCMBuffer, to path: String, format: SoundFileFormat) throws(FileError) {
         let temporaryPath = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let fd: Int32
         do {
             fd = try System.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644)
         } catch {
-            throw SoundError(.writeFailed, source: path, detail: error.description)
+            throw FileError(.cannotCreate, path: path, errno: error.rawValue)
         }
         var committed = false
         defer {
@@ -30,29 +31,25 @@ public enum SoundFileWriter {
             close(fd)
             throw error
         }
-        guard fsync(fd) == 0, close(fd) == 0 else {
-            throw SoundError(.writeFailed, source: path, detail: Errno.current.description)
-        }
-        guard rename(temporaryPath, path) == 0 else {
-            throw SoundError(.writeFailed, source: path, detail: Errno.current.description)
-        }
+        guard fsync(fd) == 0, close(fd) == 0 else { throw FileError(.cannotWrite, path: path, errno: errno) }
+        guard rename(temporaryPath, path) == 0 else { throw FileError(.cannotWrite, path: path, errno: errno) }
         committed = true
     }
 
     private static func writeSamples(
         _ buffer: PCMBuffer, fd: Int32, format: SoundFileFormat, path: String
-    ) throws(SoundError) {
+    ) throws(FileError) {
         var info = SF_INFO()
         info.samplerate = Int32(buffer.sampleRate)
         info.channels = Int32(buffer.channelCount)
         info.format = format.rawValue
         guard sf_format_check(&info) == SF_TRUE else {
-            throw SoundError(
-                .writeFailed, source: path,
+            throw FileError(
+                .cannotWrite, path: path,
                 detail: "libsndfile cannot write \(format) at \(buffer.sampleRate) Hz, \(buffer.channelCount) ch")
         }
         guard let handle = sf_open_fd(fd, Int32(SFM_WRITE), &info, 0) else {
-            throw SoundError(.writeFailed, source: path, detail: String(cString: sf_strerror(nil)))
+            throw FileError(.cannotWrite, path: path, detail: String(cString: sf_strerror(nil)))
         }
         _ = sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         let frames = buffer.frameCount
@@ -62,7 +59,7 @@ public enum SoundFileWriter {
         let message = String(cString: sf_strerror(handle))
         let closed = sf_close(handle)
         guard written == frames, closed == 0 else {
-            throw SoundError(.writeFailed, source: path, detail: message)
+            throw FileError(.cannotWrite, path: path, detail: message)
         }
     }
 }

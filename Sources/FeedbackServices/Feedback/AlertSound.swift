@@ -86,7 +86,8 @@ struct AlertSoundResolver: Sendable {
     /// Finds and decodes the sound `alert` names, looking system sounds and events up with `themes`.
     /// - Throws: `FeedbackError`: `.catalog` for a system sound ID with no sound assigned,
     ///   `.invalidName` for an event name that could escape the theme directories, `.theme` for an
-    ///   event no theme has, `.sound` for an unknown registered ID or a file that cannot be decoded.
+    ///   event no theme has, `.registry` for a registered ID the registry cannot give (unknown, or
+    ///   its file cannot be decoded), `.sound` for a theme's or a named file that cannot be decoded.
     func resolve(_ alert: AlertSound, themes: () throws(SoundThemeError) -> SoundThemeResolver) throws(FeedbackError)
         -> ResolvedAlertSound
     {
@@ -109,7 +110,7 @@ struct AlertSoundResolver: Sendable {
             do {
                 sound = try registry.lookup(id)
             } catch {
-                throw .sound(error)
+                throw .registry(error)
             }
             let file: String? = if case .file(let path) = sound.source { path } else { nil }
             return ResolvedAlertSound(alert: alert, event: nil, file: file, content: .sound(sound.buffer))

@@ -158,7 +158,8 @@ public final class FeedbackManager: Sendable {
     /// be played with `play(_:type:options:queue:completion:)`.
     /// - Throws: `FeedbackError`: `.catalog` for a system sound ID with no sound assigned,
     ///   `.invalidName` for an event name that could escape the theme directories, `.theme` for an
-    ///   event no theme has, `.sound` for an unknown registered ID or a file that cannot be decoded.
+    ///   event no theme has, `.registry` for a registered ID the registry cannot give (unknown, or
+    ///   its file cannot be decoded), `.sound` for a theme's or a named file that cannot be decoded.
     public func resolve(_ alert: AlertSound) throws(FeedbackError) -> ResolvedAlertSound {
         try sounds.resolve(alert, themes: themeResolver)
     }
@@ -253,10 +254,11 @@ public final class FeedbackManager: Sendable {
     }
 
     /// Re-registers the registered sound `id` at another level; see `SoundRegistry.setVolume(_:for:)`.
+    /// - Throws: `RegistryError`, as `SoundRegistry.setVolume(_:for:)`.
     @discardableResult
     public func setVolume(
         _ multiplier: Float, for id: SystemSoundID, limiting: VolumeAdjustment.Limiting = .clip
-    ) throws(SoundError) -> RegisteredSound {
+    ) throws(RegistryError) -> RegisteredSound {
         try registry.setVolume(multiplier, for: id, limiting: limiting)
     }
 

@@ -77,10 +77,12 @@ public final class FeedbackSettings: Sendable {
 
     /// Writes `profile` to the settings file (creating its directory), replacing the file atomically
     /// and keeping its other lines.
-    /// - Throws: `SoundError` with `.writeFailed` and the system's message.
-    public func store(_ profile: FeedbackProfile) throws(SoundError) {
+    /// - Throws: `FileError`: `.cannotCreate` (also when neither `XDG_CONFIG_HOME` nor `HOME` is
+    ///   set) or `.cannotWrite` with the system's message; the reasons of reading it
+    ///   (`.permissionDenied`, `.notARegularFile`, `.tooLarge`, …) when the file there cannot be read.
+    public func store(_ profile: FeedbackProfile) throws(FileError) {
         guard let path else {
-            throw SoundError(.writeFailed, source: "feedback settings", detail: "neither XDG_CONFIG_HOME nor HOME is set")
+            throw FileError(.cannotCreate, path: "feedback settings", detail: "neither XDG_CONFIG_HOME nor HOME is set")
         }
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         try AtomicFile.makeDirectories(directory, mode: 0o700)

@@ -13,8 +13,11 @@ public enum FeedbackType: String, Sendable, CaseIterable {
 
 /// Why feedback could not be given: the underlying library's error. A value; safe to share across threads.
 public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The sound could not be decoded, or the ID names no registered sound.
+    /// A sound file (a theme's or one named by path) could not be read or decoded.
     case sound(SoundError)
+    /// The registry could not give the registered sound the ID names: the ID is unknown, the
+    /// persistent registry cannot be read, or the sound's file cannot be decoded.
+    case registry(RegistryError)
     /// The ID is not a system sound AudioServices assigns.
     case catalog(SystemSoundCatalogError)
     /// The sound theme has no sound for the event (the lookup's explanation).
@@ -31,6 +34,7 @@ public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sound(let error): error.description
+        case .registry(let error): error.description
         case .catalog(let error): error.description
         case .theme(let text): text
         case .invalidName(let error): error.description

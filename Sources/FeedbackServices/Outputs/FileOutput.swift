@@ -86,9 +86,9 @@ public final class FileOutput: AudioOutput, TimelineControl {
 
     /// Renders everything played so far and writes the file.
     /// - Returns: the file's length in seconds.
-    /// - Throws: `SoundError` if the file cannot be written; every play then ends `.failed`.
+    /// - Throws: `FileError` if the file cannot be written; every play then ends `.failed`.
     @discardableResult
-    public func finish() throws(SoundError) -> Double {
+    public func finish() throws(FileError) -> Double {
         var (timeline, handles, cursor) = state.withLock { state in
             state.finished = true
             defer { state.handles.removeAll() }

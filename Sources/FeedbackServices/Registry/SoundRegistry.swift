@@ -76,17 +76,18 @@ public final class SoundRegistry: Sendable {
 
     /// Decodes the sound file at `path` and registers it.
     /// - Returns: the new sound's ID.
-    /// - Throws: `SoundError` naming the file and the cause; nothing is registered then.
-    public func register(fileAt path: String) throws(SoundError) -> SystemSoundID {
-        let decoded = try decoder.decode(fileAt: path)
+    /// - Throws: `RegistryError`: `.sound` naming the file and the cause, `.soundIDsExhausted`;
+    ///   nothing is registered then.
+    public func register(fileAt path: String) throws(RegistryError) -> SystemSoundID {
+        let decoded = try RegistryError.decoding { () throws(SoundError) in try decoder.decode(fileAt: path) }
         return try insert(decoded.buffer, source: .file(path: path), format: decoded.sourceFormat)
     }
 
     /// Decodes the sound file a `file:` URL names and registers it.
     /// - Returns: the new sound's ID.
-    /// - Throws: `SoundError`; nothing is registered then.
-    public func register(contentsOf url: URL) throws(SoundError) -> SystemSoundID {
-        let decoded = try decoder.decode(contentsOf: url)
+    /// - Throws: `RegistryError`, as `register(fileAt:)`; nothing is registered then.
+    public func register(contentsOf url: URL) throws(RegistryError) -> SystemSoundID {
+        let decoded = try RegistryError.decoding { () throws(SoundError) in try decoder.decode(contentsOf: url) }
         let path = url.path(percentEncoded: false)
         return try insert(decoded.buffer, source: .file(path: path), format: decoded.sourceFormat)
     }
@@ -94,20 +95,23 @@ public final class SoundRegistry: Sendable {
     /// Registers interleaved samples at `sampleRate` with `channelCount` channels, resampled to the
     /// engine rate.
     /// - Returns: the new sound's ID.
-    /// - Throws: `SoundError` naming `name`; nothing is registered then.
+    /// - Throws: `RegistryError`: `.sound` naming `name`, `.soundIDsExhausted`; nothing is
+    ///   registered then.
     public func register(
         samples: [Float], sampleRate: Int, channelCount: Int, name: String = "in-memory sound"
-    ) throws(SoundError) -> SystemSoundID {
-        let buffer = try decoder.decode(samples: samples, sampleRate: sampleRate, channelCount: channelCount, name: name)
+    ) throws(RegistryError) -> SystemSoundID {
+        let buffer = try RegistryError.decoding { () throws(SoundError) in
+            try decoder.decode(samples: samples, sampleRate: sampleRate, channelCount: channelCount, name: name)
+        }
         return try insert(buffer, source: .memory(name: name), format: nil)
     }
 
     /// Removes a sound registered in this process. Its ID is not reused.
-    /// - Throws: `SoundError` with `.unknownSoundID` if no sound has that ID, `.persistentSoundID`
+    /// - Throws: `RegistryError` with `.unknownSoundID` if no sound has that ID, `.persistentSoundID`
     ///   for an ID of the persistent registry (only `SoundRegistryFile.unregister` removes those).
-    public func dispose(_ id: SystemSoundID) throws(SoundError) {
+    public func dispose(_ id: SystemSoundID) throws(RegistryError) {
         if SoundIDRange(id) == .persistent, contains(id) {
-            throw SoundError(.persistentSoundID(id), source: "sound \(id)")
+            throw RegistryError(.persistentSoundID(id), source: "sound \(id)")
         }
         let removed = table.withLock { $0.sounds.removeValue(forKey: id) }
         guard removed != nil else { throw Self.unknown(id) }
@@ -115,10 +119,10 @@ public final class SoundRegistry: Sendable {
 
     /// The sound `id` names, ready to play: one registered in this process, or one of the
     /// persistent registry (decoded when first asked for, or when its file changed).
-    /// - Throws: `SoundError`: `.unknownSoundID` (its message says whose IDs these are), the
-    ///   persistent registry's errors (`.registryDamaged`, …), or the decoder's error for a
+    /// - Throws: `RegistryError`: `.unknownSoundID` (its message says whose IDs these are), the
+    ///   persistent registry's errors (`.registryDamaged`, `.file`, …), or `.sound` for a
     ///   persistent sound's file (moved, changed, deleted since it was registered).
-    public func lookup(_ id: SystemSoundID) throws(SoundError) -> RegisteredSound {
+    public func lookup(_ id: SystemSoundID) throws(RegistryError) -> RegisteredSound {
         guard SoundIDRange(id) == .persistent else {
             guard let sound = table.withLock({ $0.sounds[id] }) else { throw Self.unknown(id) }
             return sound
@@ -126,7 +130,7 @@ public final class SoundRegistry: Sendable {
         let (file, entry) = try persistentEntry(id)
         let stamp = FileStamp(path: entry.path)
         if let sound = persistentSounds.value(for: entry, stamp: stamp) { return sound }
-        let sound = try file.registeredSound(entry, decoder: decoder)
+        let sound = try RegistryError.decoding { () throws(SoundError) in try file.registeredSound(entry, decoder: decoder) }
         persistentSounds.insert(sound, for: entry, stamp: stamp, bytes: sound.byteCount)
         return sound
     }
@@ -145,7 +149,7 @@ public final class SoundRegistry: Sendable {
 
     /// The length of the sound `id` names, in seconds.
     /// - Throws: as `lookup(_:)`.
-    public func duration(of id: SystemSoundID) throws(SoundError) -> Double {
+    public func duration(of id: SystemSoundID) throws(RegistryError) -> Double {
         try lookup(id).duration
     }
 
@@ -157,7 +161,7 @@ public final class SoundRegistry: Sendable {
 
     /// The persistent registry's entry for `id`, reading the file again if it changed since it was
     /// last read.
-    private func persistentEntry(_ id: SystemSoundID) throws(SoundError) -> (SoundRegistryFile, PersistentSound) {
+    private func persistentEntry(_ id: SystemSoundID) throws(RegistryError) -> (SoundRegistryFile, PersistentSound) {
         guard let file = persistentRegistry else { throw Self.unknown(id) }
         let stamp = FileStamp(path: file.path)
         var entries = persistent.withLock { $0.file === file && $0.stamp == stamp && stamp != nil ? $0.entries : nil }
@@ -172,7 +176,7 @@ public final class SoundRegistry: Sendable {
             entries = read
         }
         guard let entry = entries?[id] else {
-            throw SoundError(.unknownSoundID(id), source: file.path)
+            throw RegistryError(.unknownSoundID(id), source: file.path)
         }
         return (file, entry)
     }
@@ -185,12 +189,13 @@ public final class SoundRegistry: Sendable {
     /// The work (one pass over the samples, two more with the limiter) runs outside the lock.
     /// Concurrent changes to one ID: the last to finish wins, and each result is a whole adjustment.
     /// - Returns: the sound as now registered.
-    /// - Throws: `SoundError` with `.unknownSoundID` if no sound has that ID (or it was disposed meanwhile).
+    /// - Throws: `RegistryError` with `.unknownSoundID` if no sound has that ID (or it was disposed
+    ///   meanwhile); for a persistent sound, as `SoundRegistryFile.setVolume` and `lookup(_:)`.
     ///
     /// For a sound of the persistent registry the new level is stored in its file
     /// (`SoundRegistryFile.setVolume`), so it applies in every process, as `feedbackctl volume` does.
     @discardableResult
-    public func setVolume(_ adjustment: VolumeAdjustment, for id: SystemSoundID) throws(SoundError) -> RegisteredSound {
+    public func setVolume(_ adjustment: VolumeAdjustment, for id: SystemSoundID) throws(RegistryError) -> RegisteredSound {
         if SoundIDRange(id) == .persistent {
             let (file, _) = try persistentEntry(id)
             try file.setVolume(adjustment, for: id)
@@ -213,18 +218,18 @@ public final class SoundRegistry: Sendable {
     @discardableResult
     public func setVolume(
         _ multiplier: Float, for id: SystemSoundID, limiting: VolumeAdjustment.Limiting = .clip
-    ) throws(SoundError) -> RegisteredSound {
+    ) throws(RegistryError) -> RegisteredSound {
         try setVolume(VolumeAdjustment(multiplier: multiplier, limiting: limiting), for: id)
     }
 
     /// The EBU R128 integrated loudness of the sound `id` as it now plays, in LUFS (libebur128;
     /// a mono sound counts as played on both speakers).
-    /// - Throws: `.unknownSoundID`; `.loudnessUnmeasurable` for a silent sound or one with no
-    ///   400 ms stretch above −70 LUFS.
-    public func loudness(of id: SystemSoundID) throws(SoundError) -> Double {
+    /// - Throws: `RegistryError`: as `lookup(_:)`; `.loudnessUnmeasurable` for a silent sound or
+    ///   one with no 400 ms stretch above −70 LUFS.
+    public func loudness(of id: SystemSoundID) throws(RegistryError) -> Double {
         let sound = try lookup(id)
         guard let loudness = Loudness.integrated(sound.buffer) else {
-            throw SoundError(.loudnessUnmeasurable, source: sound.source.description)
+            throw RegistryError(.loudnessUnmeasurable, source: sound.source.description)
         }
         return loudness
     }
@@ -236,14 +241,14 @@ public final class SoundRegistry: Sendable {
     /// that would need more than full scale is limited, which lowers its loudness a little below
     /// the target; `loudness(of:)` tells the result.
     /// - Returns: the sound as now registered; its `volume` holds the gain that was applied.
-    /// - Throws: `.unknownSoundID`; `.loudnessUnmeasurable` (nothing changes then).
+    /// - Throws: `RegistryError`: as `setVolume(_:for:)`; `.loudnessUnmeasurable` (nothing changes then).
     @discardableResult
     public func normalizeLoudness(
         of id: SystemSoundID, to target: Double, limiting: VolumeAdjustment.Limiting = .peakLimiter()
-    ) throws(SoundError) -> RegisteredSound {
+    ) throws(RegistryError) -> RegisteredSound {
         let sound = try lookup(id)
         guard let measured = Loudness.integrated(sound.original) else {
-            throw SoundError(.loudnessUnmeasurable, source: sound.source.description)
+            throw RegistryError(.loudnessUnmeasurable, source: sound.source.description)
         }
         return try setVolume(.decibels(target - measured, limiting: limiting), for: id)
     }
@@ -254,13 +259,15 @@ public final class SoundRegistry: Sendable {
     /// decoded from, else 16-bit WAV (in-memory sounds). The samples are at the engine rate (the
     /// registry does not keep the source rate's samples); a file written at that rate in a lossless
     /// format decodes back to the same samples, within the format's precision.
-    /// - Throws: `.unknownSoundID`; `.writeFailed` with libsndfile's or the system's message.
-    public func export(_ id: SystemSoundID, to path: String, format: SoundFileFormat? = nil) throws(SoundError) {
+    /// - Throws: `RegistryError`: as `lookup(_:)`; `.file` with libsndfile's or the system's message.
+    public func export(_ id: SystemSoundID, to path: String, format: SoundFileFormat? = nil) throws(RegistryError) {
         let sound = try lookup(id)
-        try SoundFileWriter.write(sound.buffer, to: path, format: format ?? sound.sourceFormat ?? .wav16)
+        try RegistryError.accessing { () throws(FileError) in
+            try SoundFileWriter.write(sound.buffer, to: path, format: format ?? sound.sourceFormat ?? .wav16)
+        }
     }
 
-    private func insert(_ buffer: PCMBuffer, source: SoundSource, format: SoundFileFormat?) throws(SoundError)
+    private func insert(_ buffer: PCMBuffer, source: SoundSource, format: SoundFileFormat?) throws(RegistryError)
         -> SystemSoundID
     {
         let id: SystemSoundID? = table.withLock { table in
@@ -270,11 +277,11 @@ public final class SoundRegistry: Sendable {
             table.sounds[id] = RegisteredSound(id: id, buffer: buffer, source: source, sourceFormat: format)
             return id
         }
-        guard let id else { throw SoundError(.soundIDsExhausted, source: source.description) }
+        guard let id else { throw RegistryError(.soundIDsExhausted, source: source.description) }
         return id
     }
 
-    private static func unknown(_ id: SystemSoundID) -> SoundError {
-        SoundError(.unknownSoundID(id), source: "sound \(id)")
+    private static func unknown(_ id: SystemSoundID) -> RegistryError {
+        RegistryError(.unknownSoundID(id), source: "sound \(id)")
     }
 }

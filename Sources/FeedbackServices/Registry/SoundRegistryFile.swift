@@ -72,10 +72,10 @@ public final class SoundRegistryFile: Sendable {
     }
 
     /// The current user's registry, at `defaultPath(environment:)`.
-    /// - Throws: `SoundError` with `.notFound` when neither `XDG_DATA_HOME` nor `HOME` is set.
-    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(SoundError) {
+    /// - Throws: `RegistryError` with `.noDefaultLocation` when neither `XDG_DATA_HOME` nor `HOME` is set.
+    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(RegistryError) {
         guard let path = Self.defaultPath(environment: environment) else {
-            throw SoundError(.notFound, source: "sound registry", detail: "neither XDG_DATA_HOME nor HOME is set")
+            throw RegistryError(.noDefaultLocation, source: "sound registry", detail: "neither XDG_DATA_HOME nor HOME is set")
         }
         self.init(path: path)
     }
@@ -91,16 +91,16 @@ public final class SoundRegistryFile: Sendable {
     }
 
     /// Every registered sound, by ascending ID. A missing file gives none.
-    /// - Throws: `SoundError`: `.registryDamaged`, or the system's refusal to read the file.
-    public func sounds() throws(SoundError) -> [PersistentSound] {
+    /// - Throws: `RegistryError`: `.registryDamaged`, or `.file` when the system refuses to read the file.
+    public func sounds() throws(RegistryError) -> [PersistentSound] {
         try load().sounds
     }
 
     /// The sound registered as `id`.
-    /// - Throws: `SoundError` with `.unknownSoundID` when there is none, or as `sounds()`.
-    public func sound(_ id: SystemSoundID) throws(SoundError) -> PersistentSound {
+    /// - Throws: `RegistryError` with `.unknownSoundID` when there is none, or as `sounds()`.
+    public func sound(_ id: SystemSoundID) throws(RegistryError) -> PersistentSound {
         guard let sound = try load().sounds.first(where: { $0.id == id }) else {
-            throw SoundError(.unknownSoundID(id), source: path)
+            throw RegistryError(.unknownSoundID(id), source: path)
         }
         return sound
     }
@@ -112,18 +112,21 @@ public final class SoundRegistryFile: Sendable {
     ///   - volume: the level it plays at.
     ///   - decoder: the decoder the check runs with; its limit is the one enforced.
     /// - Returns: the new entry.
-    /// - Throws: `SoundError`: the decoder's error (nothing is registered then), `.registryDamaged`,
-    ///   `.registryBusy`, `.soundIDsExhausted`, or `.writeFailed`.
+    /// - Throws: `RegistryError`: `.sound`, the decoder's error (nothing is registered then),
+    ///   `.registryDamaged`, `.registryBusy`, `.soundIDsExhausted`, or `.file` when the registry
+    ///   cannot be written (`.permissionDenied` for one the user made read-only).
     @discardableResult
     public func register(
         fileAt path: String, volume: VolumeAdjustment = .unchanged, decoder: SoundDecoder = SoundDecoder()
-    ) throws(SoundError) -> PersistentSound {
-        let absolute = try Self.absolutePath(path)
-        let decoded = try decoder.decode(fileAt: absolute)
+    ) throws(RegistryError) -> PersistentSound {
+        let (absolute, decoded) = try RegistryError.decoding { () throws(SoundError) in
+            let absolute = try Self.absolutePath(path)
+            return (absolute, try decoder.decode(fileAt: absolute))
+        }
         let registered = Date.now.formatted(.iso8601)
-        return try update { contents throws(SoundError) in
+        return try update { contents throws(RegistryError) in
             guard contents.nextID <= UInt64(SoundIDRange.persistentIDs.upperBound) else {
-                throw SoundError(.soundIDsExhausted, source: self.path)
+                throw RegistryError(.soundIDsExhausted, source: self.path)
             }
             let sound = PersistentSound(
                 id: SystemSoundID(contents.nextID), path: absolute, volume: volume,
@@ -136,13 +139,13 @@ public final class SoundRegistryFile: Sendable {
 
     /// Removes `id`. Its number is not handed out again.
     /// - Returns: the entry that was removed.
-    /// - Throws: `SoundError` with `.unknownSoundID` when there is none (the file is not rewritten),
-    ///   or as `register`.
+    /// - Throws: `RegistryError` with `.unknownSoundID` when there is none (the file is not
+    ///   rewritten), or as `register`.
     @discardableResult
-    public func unregister(_ id: SystemSoundID) throws(SoundError) -> PersistentSound {
-        try update { contents throws(SoundError) in
+    public func unregister(_ id: SystemSoundID) throws(RegistryError) -> PersistentSound {
+        try update { contents throws(RegistryError) in
             guard let index = contents.sounds.firstIndex(where: { $0.id == id }) else {
-                throw SoundError(.unknownSoundID(id), source: self.path)
+                throw RegistryError(.unknownSoundID(id), source: self.path)
             }
             contents.unknownEntryKeys[id] = nil
             return contents.sounds.remove(at: index)
@@ -151,12 +154,12 @@ public final class SoundRegistryFile: Sendable {
 
     /// Stores a new level for `id`.
     /// - Returns: the entry as now stored.
-    /// - Throws: `SoundError` with `.unknownSoundID` when there is none, or as `register`.
+    /// - Throws: `RegistryError` with `.unknownSoundID` when there is none, or as `register`.
     @discardableResult
-    public func setVolume(_ volume: VolumeAdjustment, for id: SystemSoundID) throws(SoundError) -> PersistentSound {
-        try update { contents throws(SoundError) in
+    public func setVolume(_ volume: VolumeAdjustment, for id: SystemSoundID) throws(RegistryError) -> PersistentSound {
+        try update { contents throws(RegistryError) in
             guard let index = contents.sounds.firstIndex(where: { $0.id == id }) else {
-                throw SoundError(.unknownSoundID(id), source: self.path)
+                throw RegistryError(.unknownSoundID(id), source: self.path)
             }
             contents.sounds[index].volume = volume
             return contents.sounds[index]
@@ -164,15 +167,16 @@ public final class SoundRegistryFile: Sendable {
     }
 
     /// Decodes the sound `id` and applies its level, ready to play.
-    /// - Throws: `SoundError`: `.unknownSoundID`, the decoder's error for the file (it may have
-    ///   been moved, changed or deleted since it was registered), or as `sounds()`.
-    public func decode(_ id: SystemSoundID, decoder: SoundDecoder = SoundDecoder()) throws(SoundError) -> PCMBuffer {
-        try decode(sound(id), decoder: decoder)
+    /// - Throws: `RegistryError`: `.unknownSoundID`, `.sound` for the file (it may have been
+    ///   moved, changed or deleted since it was registered), or as `sounds()`.
+    public func decode(_ id: SystemSoundID, decoder: SoundDecoder = SoundDecoder()) throws(RegistryError) -> PCMBuffer {
+        let entry = try sound(id)
+        return try RegistryError.decoding { () throws(SoundError) in try decode(entry, decoder: decoder) }
     }
 
     /// Decodes the file of `sound` (an entry read from this registry) and applies its level, ready
     /// to play, without reading the registry again.
-    /// - Throws: `SoundError`: the decoder's error for the file.
+    /// - Throws: `SoundError`: the decoder's error for the file (the registry is not read).
     public func decode(_ sound: PersistentSound, decoder: SoundDecoder = SoundDecoder()) throws(SoundError) -> PCMBuffer {
         try registeredSound(sound, decoder: decoder).buffer
     }
@@ -275,8 +279,9 @@ public final class SoundRegistryFile: Sendable {
     }
 
     /// Reads the file; a missing file is an empty registry.
-    func load() throws(SoundError) -> Contents {
-        guard let bytes = try AtomicFile.read(path, limit: Self.maximumFileSize) else { return Contents() }
+    func load() throws(RegistryError) -> Contents {
+        let read = try RegistryError.accessing { () throws(FileError) in try AtomicFile.read(path, limit: Self.maximumFileSize) }
+        guard let bytes = read else { return Contents() }
         let document: Document
         do {
             document = try JSONDecoder().decode(Document.self, from: Data(bytes))
@@ -288,7 +293,7 @@ public final class SoundRegistryFile: Sendable {
         return try validate(document)
     }
 
-    private func validate(_ document: Document) throws(SoundError) -> Contents {
+    private func validate(_ document: Document) throws(RegistryError) -> Contents {
         guard document.format == Self.format else {
             throw damaged("format \(document.format) is not the format \(Self.format) this version reads")
         }
@@ -346,12 +351,12 @@ public final class SoundRegistryFile: Sendable {
     }
 
     /// The file's new bytes; contents that `load` would call damaged are refused, never written.
-    private func encode(_ contents: Contents) throws(SoundError) -> [UInt8] {
+    private func encode(_ contents: Contents) throws(RegistryError) -> [UInt8] {
         let document = document(contents)
         do {
             _ = try validate(document)
         } catch {
-            throw SoundError(.writeFailed, source: path, detail: "refused to write an invalid registry: \(error.detail ?? "")")
+            throw .file(FileError(.cannotWrite, path: path, detail: "refused to write an invalid registry: \(error.detail ?? "")"))
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -359,27 +364,31 @@ public final class SoundRegistryFile: Sendable {
             let data = try encoder.encode(document)
             return Array(data) + [UInt8(ascii: "\n")]
         } catch {
-            throw SoundError(.writeFailed, source: path, detail: "\(error)")
+            throw .file(FileError(.cannotWrite, path: path, detail: "\(error)"))
         }
     }
 
     /// One change: lock, read, change, write atomically, unlock. When `change` throws, nothing is
     /// written.
-    private func update<T>(_ change: (inout Contents) throws(SoundError) -> T) throws(SoundError) -> T {
+    private func update<T>(_ change: (inout Contents) throws(RegistryError) -> T) throws(RegistryError) -> T {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !directory.isEmpty { try AtomicFile.makeDirectories(directory, mode: 0o700) }
+        if !directory.isEmpty {
+            try RegistryError.accessing { () throws(FileError) in try AtomicFile.makeDirectories(directory, mode: 0o700) }
+        }
         let lock = try acquireLock()
         defer { close(lock) }
         removeStaleTemporaries()
         var info = stat()
         if stat(path, &info) == 0 && info.st_mode & S_IWUSR == 0 {
-            throw SoundError(
-                .permissionDenied, source: path,
-                detail: "the registry is read-only (mode \(String(info.st_mode & 0o777, radix: 8))); make it writable to change it")
+            throw .file(
+                FileError(
+                    .permissionDenied, path: path,
+                    detail: "the registry is read-only (mode \(String(info.st_mode & 0o777, radix: 8))); make it writable to change it"))
         }
         var contents = try load()
         let result = try change(&contents)
-        try AtomicFile.write(try encode(contents), to: path, mode: 0o600)
+        let bytes = try encode(contents)
+        try RegistryError.accessing { () throws(FileError) in try AtomicFile.write(bytes, to: path, mode: 0o600) }
         return result
     }
 
@@ -400,14 +409,15 @@ public final class SoundRegistryFile: Sendable {
 
     /// Opens `registry.json.lock` and takes an exclusive `flock` on it, waiting at most `lockTimeout`.
     /// The lock goes with the descriptor: closing it (or the process ending) releases it.
-    private func acquireLock() throws(SoundError) -> Int32 {
+    private func acquireLock() throws(RegistryError) -> Int32 {
         let lockPath = path + ".lock"
         let fd: Int32
         do {
             fd = try System.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600)
         } catch {
+            // The lock is the first file a change opens: a registry the user may not open at all.
             let denied = error.rawValue == EACCES || error.rawValue == EPERM
-            throw SoundError(denied ? .permissionDenied : .writeFailed, source: lockPath, detail: error.description)
+            throw .file(FileError(denied ? .permissionDenied : .cannotCreate, path: lockPath, errno: error.rawValue))
         }
         let start = MonotonicClock.now
         var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
@@ -418,21 +428,21 @@ public final class SoundRegistryFile: Sendable {
             } catch {
                 guard error == .wouldBlock else {
                     close(fd)
-                    throw SoundError(.ioError(errno: error.rawValue), source: lockPath, detail: error.description)
+                    throw .file(FileError(.ioError, path: lockPath, errno: error.rawValue))
                 }
             }
             let waited = MonotonicClock.now - start
             guard waited < lockTimeout else {
                 close(fd)
-                throw SoundError(.registryBusy(waited: waited), source: path)
+                throw RegistryError(.registryBusy(waited: waited), source: path)
             }
             nanosleep(&pause, nil)
             pause.tv_nsec = min(pause.tv_nsec * 2, 20_000_000)
         }
     }
 
-    private func damaged(_ why: String) -> SoundError {
-        SoundError(.registryDamaged, source: path, detail: why)
+    private func damaged(_ why: String) -> RegistryError {
+        RegistryError(.registryDamaged, source: path, detail: why)
     }
 
     private static func describe(_ error: DecodingError) -> String {
@@ -454,7 +464,8 @@ public final class SoundRegistryFile: Sendable {
 
     /// `path` made absolute: its directory resolved with `realpath` (so `..` and symlinked
     /// directories mean what the kernel says), its file name kept as given.
-    /// - Throws: `SoundError` with `.notFound` when the directory cannot be resolved.
+    /// - Throws: `SoundError` with `.notFound` when the directory cannot be resolved: there is no
+    ///   sound file to register there.
     private static func absolutePath(_ path: String) throws(SoundError) -> String {
         if path.hasPrefix("/") { return path }
         let slash = path.lastIndex(of: "/")
