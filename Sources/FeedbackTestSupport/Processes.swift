@@ -19,16 +19,20 @@ public struct ProcessResult: Sendable {
 }
 
 /// The built feedbackctl binary, beside the test bundle in the build directory.
-public var feedbackctlBinary: String {
+public var feedbackctlBinary: String { builtProduct("feedbackctl") }
+
+/// The built executable `name` (`feedbackctl`, `feedbackservicesd`), beside the test bundle in the
+/// build directory.
+public func builtProduct(_ name: String) -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     precondition(count > 0)
     var directory = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     // The test runner may be inside a .xctest bundle directory or beside it.
-    while !FileManager.default.isExecutableFile(atPath: directory + "/feedbackctl") && directory.count > 1 {
+    while !FileManager.default.isExecutableFile(atPath: directory + "/" + name) && directory.count > 1 {
         directory = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
     }
-    return directory + "/feedbackctl"
+    return directory + "/" + name
 }
 
 /// Runs a program to completion and collects its status and output; `environment` entries

@@ -1,7 +1,8 @@
 import Glibc
 
-/// Small files written whole or not at all, and the directories they live in.
-enum AtomicFile {
+/// Small files written whole or not at all, and the directories they live in. `read` is also the
+/// session service's bounded reader for theme files.
+package enum AtomicFile {
     /// Replaces `path` with `bytes`: a temporary file beside it (created with exactly `mode`, not
     /// narrowed by the umask), written, flushed to disk, renamed over `path`, and the directory
     /// flushed, so a reader sees the old file or the new one and a crash never leaves half a file.
@@ -54,7 +55,7 @@ enum AtomicFile {
     /// The contents of `path`, or nil when there is no such file.
     /// - Throws: `SoundError` for any other failure: `.permissionDenied`, `.isDirectory`,
     ///   `.notARegularFile`, `.ioError`, or `.malformed` for a file over `limit` bytes.
-    static func read(_ path: String, limit: Int) throws(SoundError) -> [UInt8]? {
+    package static func read(_ path: String, limit: Int) throws(SoundError) -> [UInt8]? {
         guard let (fd, size) = try openRegularFileIfPresent(path) else { return nil }
         defer { close(fd) }
         guard size <= Int64(limit) else {

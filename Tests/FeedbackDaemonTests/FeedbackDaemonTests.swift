@@ -1,0 +1,198 @@
+import FeedbackServices
+import FeedbackTestSupport
+import FoundationEssentials
+import Glibc
+import Testing
+
+/// feedbackservicesd as users run it: started by hand on a private session bus, playing into a
+/// private PulseAudio, called by clients no one here wrote (fbcli, libfeedback, gdbus). Sound is
+/// checked at the sink's monitor. Serialized: the tests share the suite's recording.
+@Suite(.serialized, .enabled(if: DaemonTools.shouldRun))
+struct FeedbackDaemonTests {
+    let pulse: PulseAudioTestServer
+
+    init() throws {
+        pulse = try PulseAudioTestServer.shared(named: "daemon")
+    }
+
+    private var recorder: MonitorRecorder { pulse.recorder }
+
+    @Test func fbcliTriggerPlaysTheSound() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        // fbcli ends its feedback when its standard input closes: hold it open.
+        let fbcli = try TestProcess(
+            DaemonTools.fbcli, ["-E", "message-new-instant"], environment: harness.environment(), holdStdin: true)
+        let onset = try #require(recorder.firstSound(after: start, timeout: 5), "nothing reached the sound server")
+        #expect(fbcli.wait(timeout: 5) == 0, "fbcli: \(fbcli.output) \(fbcli.errors)")
+        // The whole sound, not a click: message-new-instant lasts well over 100 ms.
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(last - onset > PulseAudioTestServer.rate / 10)
+    }
+
+    @Test func libfeedbackTriggerEndsNaturally() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let client = try harness.python("trigger", "message-new-instant")
+        #expect(client.wait(timeout: 10) == 0, "\(client.errors)")
+        #expect(client.output.contains("ended 0 "), "\(client.output)")
+        #expect(recorder.firstSound(after: start, timeout: 1) != nil)
+    }
+
+    @Test func loopEndsOnEndFeedbackWithinTheRamp() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let client = try harness.python("loop-then-end", "message-new-instant", "1.5")
+        #expect(client.wait(timeout: 10) == 0, "\(client.errors)")
+        let lines = client.output.split(separator: "\n")
+        let ending = try #require(lines.first { $0.hasPrefix("ending ") }.flatMap { Double($0.split(separator: " ")[1]) })
+        #expect(lines.contains { $0.hasPrefix("ended 2 ") }, "\(client.output)")
+        // Loud while it loops (1.5 s of a shorter sound: it repeated) ...
+        let onset = try #require(recorder.firstSound(after: start, timeout: 1))
+        recorder.wait(seconds: 0.5)
+        let endFrame = try #require(recorder.frame(at: ending))
+        #expect(endFrame - onset > PulseAudioTestServer.rate)
+        // ... and silent soon after EndFeedback: the stop ramp is 2.5 ms; the rest is the D-Bus
+        // round trip and the sound server's latency.
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        let lastTime = try #require(recorder.arrivalTime(ofFrame: last))
+        #expect(lastTime - ending < 0.1, "sound went on \(lastTime - ending) s after EndFeedback")
+    }
+
+    @Test func killedClientsFeedbackEndsAndFallsSilent() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let start = recorder.frameCount
+        let fbcli = try TestProcess(
+            DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),
+            holdStdin: true)
+        _ = try #require(recorder.firstSound(after: start, timeout: 5))
+        recorder.wait(seconds: 0.3)
+        fbcli.signal(SIGKILL)
+        let killed = now()
+        fbcli.wait(timeout: 5)
+        // fbcli's feedback is the first of this daemon.
+        #expect(monitor.ended(1, timeout: 2) == 2, "\(monitor.output)")
+        recorder.wait(seconds: 0.3)
+        let from = try #require(recorder.frame(at: killed + 0.15))
+        #expect(recorder.peak(from: from, to: recorder.frameCount) < 0.01, "the sound went on after its client died")
+    }
+
+    @Test func anotherClientsEndFeedbackIsRefused() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let owner = try harness.python("hold", "message-new-instant", holdStdin: true)
+        let line = try #require(owner.waitForOutput(containing: "id ", timeout: 10), "\(owner.errors)")
+        let id = try #require(UInt32(line.dropFirst(3)))
+        let refused = harness.callFeedback("org.sigxcpu.Feedback.EndFeedback", ["\(id)"])
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(refused.errors)")
+        #expect(monitor.endedCount(id) == 0, "a refused EndFeedback must not end it")
+        owner.closeStdin()
+        #expect(owner.wait(timeout: 5) == 0)
+        #expect(monitor.ended(id, timeout: 2) == 2)
+    }
+
+    @Test func profileRoundTripIsTheSettingsProfile() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let properties = "org.freedesktop.DBus.Properties"
+        #expect(harness.callFeedback("\(properties).Get", ["org.sigxcpu.Feedback", "Profile"]).output == "(<'full'>,)\n")
+        // fbcli -P sets it as feedbackd's users do.
+        let fbcli = try TestProcess(DaemonTools.fbcli, ["-P", "quiet"], environment: harness.environment())
+        #expect(fbcli.wait(timeout: 5) == 0, "\(fbcli.errors)")
+        #expect(harness.callFeedback("\(properties).Get", ["org.sigxcpu.Feedback", "Profile"]).output == "(<'quiet'>,)\n")
+        #expect(monitor.process.waitForOutput(containing: "{'Profile': <'quiet'>}", timeout: 2) != nil, "\(monitor.output)")
+        // The same setting feedbackctl profile reads and writes.
+        let environment = harness.environment().map { "\($0.key)=\($0.value)" }
+        #expect(runProcess(feedbackctlBinary, ["profile"], environment: environment).output.contains("quiet"))
+        #expect(runProcess(feedbackctlBinary, ["profile", "silent"], environment: environment).status == 0)
+        #expect(harness.callFeedback("\(properties).Get", ["org.sigxcpu.Feedback", "Profile"]).output == "(<'silent'>,)\n")
+        let wrong = harness.callFeedback("\(properties).Set", ["org.sigxcpu.Feedback", "Profile", "<'loud'>"])
+        #expect(wrong.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(wrong.errors)")
+    }
+
+    @Test func unknownEventEndsAtOnceAsNotFound() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let reply = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "no-such-event", "{}", "-1"])
+        #expect(reply.output == "(uint32 1,)\n", "\(reply.errors)")
+        #expect(monitor.ended(1, timeout: 2) == 4_294_967_295)
+        // libfeedback sees its not-found reason (−1).
+        let client = try harness.python("trigger", "no-such-event")
+        #expect(client.wait(timeout: 10) == 0, "\(client.errors)")
+        #expect(client.output.contains("ended -1 "), "\(client.output)")
+        #expect(daemon.errors.contains("event 'no-such-event'"), "one log line for it: \(daemon.errors)")
+    }
+
+    @Test func debianDefaultThemeIsLoadedAsItIs() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon(environment: ["FEEDBACK_THEME": DaemonTools.debianTheme])
+        let monitor = try harness.monitor()
+        #expect(daemon.errors.contains("feedback theme 'default' (\(DaemonTools.debianTheme))"), "\(daemon.errors)")
+        #expect(daemon.errors.contains("6 theme feedbacks are not played"), "its six Led feedbacks: \(daemon.errors)")
+        // message-new-sms plays the effect message-new-instant there.
+        let start = recorder.frameCount
+        let reply = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "message-new-sms", "{}", "-1"])
+        #expect(reply.output == "(uint32 1,)\n")
+        #expect(recorder.firstSound(after: start, timeout: 2) != nil)
+        #expect(monitor.ended(1, timeout: 5) == 0)
+        // battery-caution has only an Led feedback: nothing to give yet.
+        _ = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "battery-caution", "{}", "-1"])
+        #expect(monitor.ended(2, timeout: 2) == 4_294_967_295)
+        #expect(daemon.errors.contains("LEDs, which are not driven yet"), "\(daemon.errors)")
+    }
+
+    @Test func nameTakenExitsWithTheOwnersPID() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        // feedbackd owns the name and does not let it go.
+        let feedbackd = try TestProcess(DaemonTools.feedbackd, [], environment: harness.environment())
+        let deadline = now() + 10
+        while harness.ownerPID() != feedbackd.pid && now() < deadline { usleep(20_000) }
+        try #require(harness.ownerPID() == feedbackd.pid, "feedbackd did not start: \(feedbackd.errors)")
+        for arguments in [[], ["--replace"]] {
+            let ours = runProcess(
+                builtProduct("feedbackservicesd"), arguments,
+                environment: harness.environment().map { "\($0.key)=\($0.value)" })
+            #expect(ours.status == 69)
+            #expect(ours.errors.contains("owned by process \(feedbackd.pid) (feedbackd)"), "\(ours.errors)")
+            #expect(ours.errors.contains("kill \(feedbackd.pid)"), "\(ours.errors)")
+        }
+        #expect(harness.ownerPID() == feedbackd.pid)
+    }
+
+    @Test func replaceTakesOverOurOwnInstance() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let first = try harness.startDaemon()
+        let second = try harness.startDaemon(["--replace"])
+        #expect(harness.ownerPID() == second.pid)
+        #expect(first.wait(timeout: 2) == 0, "the replaced instance stops: \(first.errors)")
+    }
+
+    @Test func sigtermEndsEveryFeedbackAndExitsWithinASecond() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let start = recorder.frameCount
+        let fbcli = try TestProcess(
+            DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),
+            holdStdin: true)
+        _ = try #require(recorder.firstSound(after: start, timeout: 5))
+        let sent = now()
+        daemon.signal(SIGTERM)
+        let status = daemon.wait(timeout: 1)
+        let took = now() - sent
+        #expect(status == 0, "exit \(String(describing: status)) after \(took) s: \(daemon.errors)")
+        #expect(took < 1)
+        #expect(monitor.ended(1, timeout: 1) == 2, "\(monitor.output)")
+        #expect(harness.ownerPID() == nil, "the name is released")
+        fbcli.closeStdin()
+    }
+}
