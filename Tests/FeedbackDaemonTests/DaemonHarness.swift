@@ -214,7 +214,7 @@ final class DaemonHarness: @unchecked Sendable {
             "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
             "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", name)
         guard reply.status == 0 else { return nil }
-        return Int32(reply.output.filter(\.isNumber))
+        return reply.output.split(separator: "uint32 ").last.flatMap { Int32($0.filter(\.isNumber)) }
     }
 
     func activatableNames() -> String {
@@ -282,8 +282,8 @@ struct SignalMonitor {
 /// Clients written with libfeedback (through GObject introspection) and GIO, as apps use them.
 enum LibfeedbackClient {
     /// Modes: `trigger EVENT` (once, prints the end reason), `loop-then-end EVENT SECONDS` (loops,
-    /// ends it after SECONDS, prints the CLOCK_MONOTONIC times and the reason), `hold EVENT`
-    /// (TriggerFeedback through GIO with timeout 0, prints the id, waits for its stdin to close).
+    /// ends it after SECONDS, prints the CLOCK_MONOTONIC times and the reason), `hold EVENT [TIMEOUT]`
+    /// (TriggerFeedback through GIO, timeout TIMEOUT or 0, prints the id, waits for its stdin to close).
     static let script = """
         import sys, time
         import gi
@@ -293,7 +293,7 @@ enum LibfeedbackClient {
         if mode == 'hold':
             bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
             reply = bus.call_sync('org.sigxcpu.Feedback', '/org/sigxcpu/Feedback', 'org.sigxcpu.Feedback',
-                'TriggerFeedback', GLib.Variant('(ssa{sv}i)', ('org.example.Hold', event, {}, 0)),
+                'TriggerFeedback', GLib.Variant('(ssa{sv}i)', ('org.example.Hold', event, {}, int((sys.argv + ['0'])[3]))),
                 GLib.VariantType('(u)'), Gio.DBusCallFlags.NONE, -1, None)
             print('id', reply.unpack()[0], flush=True)
             sys.stdin.read()

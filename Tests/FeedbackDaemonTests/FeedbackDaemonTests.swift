@@ -62,6 +62,38 @@ struct FeedbackDaemonTests {
         #expect(lastTime - ending < 0.1, "sound went on \(lastTime - ending) s after EndFeedback")
     }
 
+    @Test func timedFeedbackRepeatsThenExpires() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let start = recorder.frameCount
+        let client = try harness.python("hold", "button-pressed", "1", holdStdin: true)
+        let line = try #require(client.waitForOutput(containing: "id ", timeout: 10), "\(client.errors)")
+        let id = try #require(UInt32(line.dropFirst(3)))
+        let triggered = now()
+        #expect(monitor.ended(id, timeout: 3) == 1, "\(monitor.output)")
+        let took = now() - triggered
+        #expect(took > 0.9 && took < 1.5, "ended after \(took) s")
+        // button-pressed is a short click: a second of it is many onsets, not one.
+        let first = try #require(recorder.firstSound(after: start, timeout: 1))
+        let last = try #require(recorder.lastSound(from: first, before: recorder.frameCount))
+        #expect(last - first > PulseAudioTestServer.rate / 2, "it repeated")
+        client.closeStdin()
+    }
+
+    @Test func oneShotFromAFireAndForgetCallerPlaysToItsEnd() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let start = recorder.frameCount
+        // gdbus leaves the bus as soon as the reply comes; a play-once feedback still plays.
+        let reply = harness.callFeedback(
+            "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.Shell", "message-new-instant", "{}", "-1"])
+        #expect(reply.output == "(uint32 1,)\n", "\(reply.errors)")
+        #expect(recorder.firstSound(after: start, timeout: 2) != nil)
+        #expect(monitor.ended(1, timeout: 5) == 0, "\(monitor.output)")
+    }
+
     @Test func killedClientsFeedbackEndsAndFallsSilent() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()

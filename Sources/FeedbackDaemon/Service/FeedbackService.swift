@@ -25,7 +25,9 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// u reason)` follows the reply exactly once per id (`FeedbackEndReason`), also for an event with
 /// no feedback, which ends at once. `EndFeedback(u id)` ends a feedback of the caller's own
 /// (another client's: `AccessDenied`; an id that already ended: nothing). When a client leaves the
-/// bus its feedbacks end at once and their sound stops. `app_id` is the client's own claim: it is
+/// bus its looping and timed feedbacks (timeout 0 or N) end at once, reason 2, and their sound
+/// stops (feedbackd lets them run on); a play-once feedback (−1) still plays to its end, so that a
+/// fire-and-forget caller such as `gdbus call` is heard. `app_id` is the client's own claim: it is
 /// used in logs, never for permission. `Profile` is `FeedbackSettings`' profile, the one
 /// `feedbackctl profile` sets; writing it stores it there and emits `PropertiesChanged`.
 ///
@@ -67,6 +69,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var client: String
         var appID: String
         var event: String
+        /// Timeout −1: it ends by itself, so it may outlive its client.
+        var once: Bool
         var playback: FeedbackPlayback?
         /// Why it is being ended, once something asked; nil while it runs its course.
         var reason: FeedbackEndReason?
@@ -177,7 +181,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
         let type: FeedbackType = effect == nil ? .vibrateOnly : vibrates ? .audioAndVibrate : .audioOnly
         let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever)
-        state.withLock { $0.feedbacks[id] = Ongoing(client: client, appID: appID, event: event) }
+        state.withLock { $0.feedbacks[id] = Ongoing(client: client, appID: appID, event: event, once: timeout == -1) }
         let connection = bus.connection
         let playback = manager.play(.event(effect ?? event), type: type, options: options, queue: completions) {
             [self] result in
@@ -210,7 +214,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
 
     private func clientLeft(_ name: String, bus: BusContext) {
-        let ids = state.withLock { state in state.feedbacks.filter { $0.value.client == name }.map(\.key) }
+        let ids = state.withLock { state in state.feedbacks.filter { $0.value.client == name && !$0.value.once }.map(\.key) }
         for id in ids { end(id, reason: .explicit) }
     }
 
