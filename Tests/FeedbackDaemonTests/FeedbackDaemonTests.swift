@@ -17,6 +17,17 @@ struct FeedbackDaemonTests {
 
     private var recorder: MonitorRecorder { pulse.recorder }
 
+    /// fbcli looping message-new-instant (timeout 0) until its standard input closes, once its
+    /// sound is heard.
+    private func loopingFbcli(_ harness: DaemonHarness) throws -> TestProcess {
+        let start = recorder.frameCount
+        let fbcli = try TestProcess(
+            DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),
+            holdStdin: true)
+        _ = try #require(recorder.firstSound(after: start, timeout: 5), "fbcli's feedback was not heard: \(fbcli.errors)")
+        return fbcli
+    }
+
     @Test func fbcliTriggerPlaysTheSound() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()
@@ -98,11 +109,7 @@ struct FeedbackDaemonTests {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()
         let monitor = try harness.monitor()
-        let start = recorder.frameCount
-        let fbcli = try TestProcess(
-            DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),
-            holdStdin: true)
-        _ = try #require(recorder.firstSound(after: start, timeout: 5))
+        let fbcli = try loopingFbcli(harness)
         recorder.wait(seconds: 0.3)
         fbcli.signal(SIGKILL)
         let killed = now()
@@ -212,11 +219,7 @@ struct FeedbackDaemonTests {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon()
         let monitor = try harness.monitor()
-        let start = recorder.frameCount
-        let fbcli = try TestProcess(
-            DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),
-            holdStdin: true)
-        _ = try #require(recorder.firstSound(after: start, timeout: 5))
+        let fbcli = try loopingFbcli(harness)
         let sent = now()
         daemon.signal(SIGTERM)
         let status = daemon.wait(timeout: 1)
