@@ -84,6 +84,7 @@ let package = Package(
         .target(name: "CMixReference", cSettings: [.unsafeFlags(["-O3"])]),
         .target(
             name: "FeedbackTestSupport",
+            dependencies: ["FeedbackServices"],
             swiftSettings: strict),
         // The haptics cases that need a kernel with uinput: built statically and run inside a VM by
         // scripts/vm/haptics (HapticsVMTests drives it); never installed.

@@ -2,7 +2,6 @@
 // sd-bus and sd-event from libsystemd: feedbackservicesd's D-Bus connection and its loop.
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 

@@ -34,10 +34,9 @@ enum ActivePlayers {
     /// announced itself or has ended; returns at once when announcements cannot be made here.
     static func waitForAnnouncement(of pid: pid_t, timeout: Double = 2) {
         guard let directory = enabledDirectory, prepare(directory) else { return }
-        let deadline = monotonicSeconds() + timeout
-        while monotonicSeconds() < deadline && !isRunning(pid, in: directory) {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid { return }
+        let deadline = MonotonicClock.now + timeout
+        while MonotonicClock.now < deadline && !isRunning(pid, in: directory) {
+            if (try? System.waitpid(pid, options: WNOHANG))?.pid == pid { return }
             usleep(1_000)
         }
     }

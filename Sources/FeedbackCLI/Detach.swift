@@ -1,3 +1,4 @@
+import FeedbackServices
 import Glibc
 import Synchronization
 
@@ -39,7 +40,7 @@ enum Detach {
         var pid: pid_t = 0
         let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard status == 0 else {
-            throw CommandError(message: "cannot start the player: \(String(cString: strerror(status)))", exitCode: .software)
+            throw CommandError(message: "cannot start the player: \(Errno(rawValue: status))", exitCode: .software)
         }
         // Return only once `feedbackctl stop` can find the player.
         ActivePlayers.waitForAnnouncement(of: pid)

@@ -1,3 +1,4 @@
+import FeedbackServices
 public import FoundationEssentials
 import Glibc
 
@@ -136,14 +137,7 @@ struct StandardStream: TextOutputStream {
 
     mutating func write(_ string: String) {
         var text = string
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        // Nowhere to report a failed write of the report itself: the rest is dropped.
+        text.withUTF8 { bytes in _ = try? System.writeAll(fd, UnsafeRawBufferPointer(bytes)) }
     }
 }

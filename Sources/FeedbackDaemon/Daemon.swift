@@ -101,7 +101,12 @@ package enum Daemon {
         // The sound server connection opens now, so the first feedback does not wait for it.
         manager.prepareAudioOutput()
         log("serving \(FeedbackService.busName) at \(FeedbackService.objectPath)")
-        connection.start()
+        do {
+            try connection.start()
+        } catch {
+            log("Error: \(error.message)")
+            return 69
+        }
         connection.join()
         return 0
     }
@@ -127,12 +132,6 @@ package enum Daemon {
     }
 
     private static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            bytes = bytes.dropFirst(written)
-        }
+        Array(text.utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(fd, bytes) }
     }
 }

@@ -156,7 +156,7 @@ public final class Sound: Sendable, SoundReference {
     /// The sound's level, 0…1 (or more). During a fade it reads the level the fade has reached;
     /// setting it ends the fade.
     public var volume: Float {
-        get { state.withLock { Self.currentVolume($0, now: monotonicSeconds()) } }
+        get { state.withLock { Self.currentVolume($0, now: MonotonicClock.now) } }
         set {
             state.withLock {
                 $0.volume = max(0, newValue)
@@ -183,7 +183,7 @@ public final class Sound: Sendable, SoundReference {
     /// started it), or where the next `play()` starts. Setting it seeks: a playing sound carries
     /// on from the new position within a few milliseconds, without a finish notification.
     public var currentTime: Double {
-        get { state.withLock { Self.position($0, duration: duration, now: monotonicSeconds()) } }
+        get { state.withLock { Self.position($0, duration: duration, now: MonotonicClock.now) } }
         set { seek(to: newValue) }
     }
 
@@ -199,7 +199,7 @@ public final class Sound: Sendable, SoundReference {
     /// `play()` resumes there. Each instance reports `didFinish` false.
     public func stop() {
         let handles = state.withLock { state -> [PlaybackHandle] in
-            state.position = Self.position(state, duration: duration, now: monotonicSeconds())
+            state.position = Self.position(state, duration: duration, now: MonotonicClock.now)
             return state.instances.map(\.handle)
         }
         for handle in handles { handle.stop() }
@@ -245,7 +245,7 @@ public final class Sound: Sendable, SoundReference {
     /// Fades every instance out; with `inEngine` false only the sound's own state follows, because
     /// the engine already ramps it (the outgoing side of a crossfade).
     func fadeOut(duration: Double, curve: Envelope.Curve, inEngine: Bool = true) {
-        let now = monotonicSeconds()
+        let now = MonotonicClock.now
         let handles = state.withLock { state -> [PlaybackHandle] in
             let playing = state.instances.filter { $0.handle.isPlaying }
             guard !playing.isEmpty else { return [] }
@@ -261,7 +261,7 @@ public final class Sound: Sendable, SoundReference {
     }
 
     func fade(to target: Float, duration: Double, curve: Envelope.Curve) {
-        let now = monotonicSeconds()
+        let now = MonotonicClock.now
         let (handles, level) = state.withLock { state -> ([PlaybackHandle], Float) in
             let target = max(0, target)
             state.fade = Fade(from: Self.currentVolume(state, now: now), to: target, startedAt: now, duration: duration)
@@ -279,7 +279,7 @@ public final class Sound: Sendable, SoundReference {
     func start(
         fadeIn: Double, curve: Envelope.Curve, replacing: PlaybackHandle?, evenIfPlaying: Bool = false
     ) -> Bool {
-        let now = monotonicSeconds()
+        let now = MonotonicClock.now
         let role = self.role
         let output = manager.output(for: role)
         let group = manager.groupVolume(for: role)

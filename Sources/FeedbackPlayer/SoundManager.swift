@@ -67,7 +67,7 @@ public final class SoundManager: Sendable {
         /// manager, and the decoded samples stay in `buffers` anyway, so a sound nobody holds may go.
         var sounds: [String: WeakSound] = [:]
         /// Music outputs the manager made, by `media.role`.
-        var musicOutputs: [String: PulseAudioOutput] = [:]
+        var musicOutputs: [String: any AudioOutput] = [:]
         var listeners: [UInt64: AsyncStream<SoundFinishEvent>.Continuation] = [:]
         var nextListener: UInt64 = 0
         var lastStream: StreamingSource?
@@ -85,7 +85,7 @@ public final class SoundManager: Sendable {
     public init(configuration: PulseAudioOutput.Configuration = PulseAudioOutput.Configuration()) {
         var effects = configuration
         effects.mediaRole = "event"
-        effectsOutput = PulseAudioOutput(configuration: effects)
+        effectsOutput = AudioOutputSelection.engine(effects)
         musicOutput = nil
         engineConfiguration = configuration
     }
@@ -288,9 +288,7 @@ public final class SoundManager: Sendable {
     /// - Returns: the sounds that could be loaded, in order.
     @discardableResult
     public func prepareToPlay(with sounds: [any SoundReference]) -> [Sound] {
-        for output in [effectsOutput, output(for: .music)] {
-            if let engine = output as? PulseAudioOutput { try? engine.prepare() }
-        }
+        for output in [effectsOutput, output(for: .music)] { try? output.prepare(timeout: 2) }
         return sounds.compactMap { sound(for: $0) }
     }
 
@@ -385,8 +383,10 @@ public final class SoundManager: Sendable {
         let outputs: [any AudioOutput] = [effectsOutput] + (musicOutput.map { [$0] } ?? []) + made
         var seen = Set<ObjectIdentifier>()
         return outputs.reduce(0) { total, output in
-            guard seen.insert(ObjectIdentifier(output)).inserted, let engine = output as? PulseAudioOutput else { return total }
-            return total + engine.statistics.underflows
+            guard seen.insert(ObjectIdentifier(output)).inserted, let engine = output as? any UnderflowCounting else {
+                return total
+            }
+            return total + engine.underflowCount
         }
     }
 
@@ -400,9 +400,9 @@ public final class SoundManager: Sendable {
         state.withLock { $0.lastStream = source }
     }
 
+    /// The rate sounds are decoded at: the effects output's, or 48 kHz for one that takes any.
     private var engineSampleRate: Int {
-        (effectsOutput as? PulseAudioOutput)?.configuration.sampleRate
-            ?? (effectsOutput as? FileOutput)?.sampleRate ?? 48_000
+        effectsOutput.requiredSampleRate ?? 48_000
     }
 
     // MARK: Used by Sound
@@ -420,7 +420,7 @@ public final class SoundManager: Sendable {
             if let existing = state.musicOutputs[role] { return existing }
             var music = configuration
             music.mediaRole = role
-            let output = PulseAudioOutput(configuration: music)
+            let output = AudioOutputSelection.engine(music)
             state.musicOutputs[role] = output
             return output
         }

@@ -1,3 +1,4 @@
+import FeedbackServices
 import FoundationEssentials
 import Glibc
 
@@ -73,13 +74,12 @@ public func runProcess(
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
     let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-    precondition(spawned == 0, "cannot run \(path): \(String(cString: strerror(spawned)))")
+    precondition(spawned == 0, "cannot run \(path): \(Errno(rawValue: spawned))")
     if let interruptAfter {
         usleep(UInt32(interruptAfter * 1_000_000))
         kill(pid, SIGINT)
     }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let status = (try? System.waitpid(pid))?.status ?? 0
     let read = { (name: String) in
         String(decoding: FileManager.default.contents(atPath: "\(directory)/\(name)") ?? Data(), as: UTF8.self)
     }

@@ -1,3 +1,4 @@
+import FeedbackServices
 import FoundationEssentials
 public import Glibc
 import Synchronization
@@ -68,9 +69,9 @@ public final class PulseAudioTestServer: @unchecked Sendable {
                 "-L", "module-null-sink sink_name=\(Self.sink) rate=\(Self.rate) channels=2",
                 "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
             ], environment: environment)
-        let deadline = now() + 15
+        let deadline = MonotonicClock.now + 15
         while access(socket, F_OK) != 0 {
-            guard now() < deadline else { throw TestFailure("pulseaudio did not open \(socket)") }
+            guard MonotonicClock.now < deadline else { throw TestFailure("pulseaudio did not open \(socket)") }
             usleep(20_000)
         }
         recorder = try MonitorRecorder(server: server, sink: Self.sink, environment: environment)
@@ -79,8 +80,7 @@ public final class PulseAudioTestServer: @unchecked Sendable {
     /// Kills the server (SIGKILL), as a crash would.
     public func kill() {
         Glibc.kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        _ = try? System.waitpid(pid)
         recorder?.stop()
     }
 
@@ -104,7 +104,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     private let state = Mutex(State())
     private let pid: pid_t
     private let fd: Int32
-    private var thread = pthread_t()
+    private var thread: FeedbackServices.Thread?
 
     public init(server: String, sink: String, environment: [String]) throws {
         var fds: [Int32] = [-1, -1]
@@ -117,16 +117,11 @@ public final class MonitorRecorder: @unchecked Sendable {
             ], environment: environment, stdout: fds[1])
         close(fds[1])
         fd = fds[0]
-        let unmanaged = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { argument in
-            let recorder = Unmanaged<MonitorRecorder>.fromOpaque(argument!).takeRetainedValue()
-            recorder.readLoop()
-            return nil
-        }, unmanaged)
+        thread = try startThread(name: "fbtest-recorder") { [self] in readLoop() }
         // Wait until audio flows, so the sink is in low-latency mode before any test plays.
-        let deadline = now() + 10
+        let deadline = MonotonicClock.now + 10
         while frameCount < 4_800 {
-            guard now() < deadline else { throw TestFailure("parec recorded nothing") }
+            guard MonotonicClock.now < deadline else { throw TestFailure("parec recorded nothing") }
             usleep(10_000)
         }
     }
@@ -135,10 +130,8 @@ public final class MonitorRecorder: @unchecked Sendable {
         var pending: [UInt8] = []
         var bytes = [UInt8](repeating: 0, count: 16_384)
         while true {
-            let count = read(fd, &bytes, bytes.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            let arrival = now()
+            guard let count = try? System.read(fd, into: &bytes, count: bytes.count), count > 0 else { break }
+            let arrival = MonotonicClock.now
             pending += bytes[0..<count]
             // Whole stereo frames only; a partial frame waits for the next read.
             let whole = pending.count / 8 * 8
@@ -157,9 +150,8 @@ public final class MonitorRecorder: @unchecked Sendable {
 
     public func stop() {
         Glibc.kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        pthread_join(thread, nil)
+        _ = try? System.waitpid(pid)
+        thread?.join()
         close(fd)
     }
 
@@ -188,9 +180,9 @@ public final class MonitorRecorder: @unchecked Sendable {
     /// The first frame at or after `start` where either channel exceeds `threshold`, waiting up to
     /// `timeout` seconds for it.
     public func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
-        let deadline = now() + timeout
+        let deadline = MonotonicClock.now + timeout
         var checked = start
-        while now() < deadline {
+        while MonotonicClock.now < deadline {
             let found = state.withLock { state -> Int? in
                 let end = state.samples.count / 2
                 defer { checked = end }
@@ -209,8 +201,8 @@ public final class MonitorRecorder: @unchecked Sendable {
     /// Waits until `seconds` more audio has been recorded.
     public func wait(seconds: Double) {
         let target = frameCount + Int(seconds * 48_000)
-        let deadline = now() + seconds + 5
-        while frameCount < target && now() < deadline { usleep(2_000) }
+        let deadline = MonotonicClock.now + seconds + 5
+        while frameCount < target && MonotonicClock.now < deadline { usleep(2_000) }
     }
 }
 
@@ -242,7 +234,7 @@ public func spawn(_ path: String, _ arguments: [String], environment: [String], 
     }
     var pid: pid_t = 0
     let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
-    guard result == 0 else { throw TestFailure("cannot start \(path): \(String(cString: strerror(result)))") }
+    guard result == 0 else { throw TestFailure("cannot start \(path): \(Errno(rawValue: result))") }
     killWhenTestsEnd(pid)
     return pid
 }
@@ -268,15 +260,7 @@ private func startOrphan(_ path: String, _ arguments: [String]) throws {
     var pid: pid_t = 0
     let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
     guard result == 0 else { throw TestFailure("cannot start \(path)") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-}
-
-/// CLOCK_MONOTONIC in seconds.
-public func now() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+    _ = try? System.waitpid(pid)
 }
 
 /// Whether this runs in CI (`CI=true`), where a missing real part is a failure, never a skip.

@@ -60,7 +60,7 @@ struct CommandBenchmark {
             for (index, contender) in contenders.enumerated() {
                 server.recorder.wait(seconds: 0.1)
                 let mark = server.recorder.frameCount
-                let start = now()
+                let start = MonotonicClock.now
                 guard runProgram(contender.1[0], Array(contender.1.dropFirst())) == 0 else {
                     fatalError("\(contender.0) failed")
                 }

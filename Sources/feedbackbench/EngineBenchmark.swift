@@ -1,7 +1,7 @@
 import CCanberra
 import CMixReference
 import Dispatch
-@_spi(Benchmarks) import FeedbackServices
+import FeedbackServices
 import FeedbackTestSupport
 import Glibc
 import Synchronization
@@ -33,7 +33,7 @@ struct EngineBenchmark {
         let engine = PulseAudioOutput(configuration: .init(server: server.server))
         do { try engine.prepare() } catch { fatalError("engine: \(error)") }
         let engineOnsets = onsets(server, count: plays) {
-            let start = now()
+            let start = MonotonicClock.now
             engine.play(beep)
             return start
         }
@@ -42,14 +42,14 @@ struct EngineBenchmark {
         var returns: [Double] = []
         var baseline: [Double] = []
         for _ in 0..<2_000 {
-            let start = now()
+            let start = MonotonicClock.now
             engine.play(click)
-            returns.append(now() - start)
+            returns.append(MonotonicClock.now - start)
             usleep(500)
             // The machine's own jitter: the same loop timing a call that does nothing.
-            let idle = now()
+            let idle = MonotonicClock.now
             blackHole(idle)
-            baseline.append(now() - idle)
+            baseline.append(MonotonicClock.now - idle)
             usleep(500)
         }
 
@@ -60,9 +60,9 @@ struct EngineBenchmark {
         guard ca_context_open(context) == 0 else { fatalError("ca_context_open failed: is libcanberra-pulse installed?") }
         var uncachedCalls: [Double] = []
         let uncached = onsets(server, count: plays) {
-            let start = now()
+            let start = MonotonicClock.now
             canberraPlay(context, ["media.filename": path])
-            uncachedCalls.append(now() - start)
+            uncachedCalls.append(MonotonicClock.now - start)
             return start
         }
         var cachedCalls: [Double] = []
@@ -70,13 +70,13 @@ struct EngineBenchmark {
         canberraPlay(context, cachedProperties)
         usleep(300_000)
         let cached = onsets(server, count: plays) {
-            let start = now()
+            let start = MonotonicClock.now
             canberraPlay(context, cachedProperties)
-            cachedCalls.append(now() - start)
+            cachedCalls.append(MonotonicClock.now - start)
             return start
         }
         let paplay = onsets(server, count: plays) {
-            let start = now()
+            let start = MonotonicClock.now
             guard runProgram("/usr/bin/paplay", ["--server=\(server.server)", path]) == 0 else { fatalError("paplay failed") }
             return start
         }

@@ -3,18 +3,11 @@ import FeedbackTestSupport
 import FoundationEssentials
 import Glibc
 
-/// CLOCK_MONOTONIC in seconds.
-func monotonicSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
-}
-
 /// The seconds `body` takes, once.
 func measure(_ body: () throws -> Void) rethrows -> Double {
-    let start = monotonicSeconds()
+    let start = MonotonicClock.now
     try body()
-    return monotonicSeconds() - start
+    return MonotonicClock.now - start
 }
 
 /// Summary statistics of a set of timings.
@@ -56,8 +49,7 @@ func runProgram(_ path: String, _ arguments: [String]) -> Int32 {
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     defer { posix_spawn_file_actions_destroy(&actions) }
     guard posix_spawnp(&pid, path, &actions, nil, argv, environ) == 0 else { return -1 }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    guard let (_, status) = try? System.waitpid(pid) else { return -1 }
     return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
 }
 
@@ -70,7 +62,7 @@ func programExists(_ name: String) -> Bool {
 func makeTemporaryDirectory() -> String {
     var template = Array("/tmp/feedbackbench-XXXXXX".utf8CString)
     guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        fatalError("mkdtemp failed: \(String(cString: strerror(errno)))")
+        fatalError("mkdtemp failed: \(Errno.current)")
     }
     return String(cString: path)
 }

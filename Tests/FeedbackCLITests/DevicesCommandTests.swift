@@ -1,3 +1,4 @@
+import FeedbackServices
 import FeedbackTestSupport
 import Foundation
 import Glibc
@@ -11,10 +12,10 @@ import Testing
     let input = TemporaryDirectory()
 
     func devices(_ arguments: [String], server: String) -> (CommandResult, elapsed: Double) {
-        let started = now()
+        let started = MonotonicClock.now
         let vibrators = arguments.contains("--audio") ? [] : ["--input-dir", input.path]
         let result = runProcess(feedbackctlBinary, ["devices"] + vibrators + arguments, environment: ["PULSE_SERVER=\(server)"])
-        return (result, now() - started)
+        return (result, MonotonicClock.now - started)
     }
 
     func object(_ result: CommandResult) throws -> [String: Any] {

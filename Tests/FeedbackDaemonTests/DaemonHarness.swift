@@ -1,3 +1,4 @@
+import FeedbackServices
 import FeedbackTestSupport
 import FoundationEssentials
 import Glibc
@@ -109,7 +110,7 @@ final class TestProcess: @unchecked Sendable {
     @discardableResult
     func wait(timeout: Double) -> Int32? {
         if let status { return status }
-        let deadline = now() + timeout
+        let deadline = MonotonicClock.now + timeout
         repeat {
             var raw: Int32 = 0
             if waitpid(pid, &raw, WNOHANG) == pid {
@@ -117,7 +118,7 @@ final class TestProcess: @unchecked Sendable {
                 return status
             }
             usleep(2_000)
-        } while now() < deadline
+        } while MonotonicClock.now < deadline
         return nil
     }
 
@@ -126,11 +127,11 @@ final class TestProcess: @unchecked Sendable {
 
     /// Waits until its standard output has a line containing `text`; returns that line.
     func waitForOutput(containing text: String, timeout: Double) -> String? {
-        let deadline = now() + timeout
+        let deadline = MonotonicClock.now + timeout
         repeat {
             if let line = output.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
             usleep(5_000)
-        } while now() < deadline
+        } while MonotonicClock.now < deadline
         return nil
     }
 
@@ -197,9 +198,9 @@ final class DaemonHarness: @unchecked Sendable {
     func startDaemon(_ arguments: [String] = [], environment extra: [String: String] = [:]) throws -> TestProcess {
         #expect(!activatableNames().contains("org.sigxcpu.Feedback"), "the private bus must not activate feedbackd")
         let daemon = try TestProcess(builtProduct("feedbackservicesd"), arguments, environment: environment(extra))
-        let deadline = now() + 10
+        let deadline = MonotonicClock.now + 10
         while ownerPID() != daemon.pid {
-            guard now() < deadline, daemon.wait(timeout: 0) == nil else {
+            guard MonotonicClock.now < deadline, daemon.wait(timeout: 0) == nil else {
                 throw TestFailure("feedbackservicesd did not take the name: \(daemon.errors)")
             }
             usleep(10_000)

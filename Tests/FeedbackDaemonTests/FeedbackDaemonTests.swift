@@ -81,9 +81,9 @@ struct FeedbackDaemonTests {
         let client = try harness.python("hold", "button-pressed", "1", holdStdin: true)
         let line = try #require(client.waitForOutput(containing: "id ", timeout: 10), "\(client.errors)")
         let id = try #require(UInt32(line.dropFirst(3)))
-        let triggered = now()
+        let triggered = MonotonicClock.now
         #expect(monitor.ended(id, timeout: 3) == 1, "\(monitor.output)")
-        let took = now() - triggered
+        let took = MonotonicClock.now - triggered
         #expect(took > 0.9 && took < 1.5, "ended after \(took) s")
         // button-pressed is a short click: a second of it is many onsets, not one.
         let first = try #require(recorder.firstSound(after: start, timeout: 1))
@@ -112,7 +112,7 @@ struct FeedbackDaemonTests {
         let fbcli = try loopingFbcli(harness)
         recorder.wait(seconds: 0.3)
         fbcli.signal(SIGKILL)
-        let killed = now()
+        let killed = MonotonicClock.now
         fbcli.wait(timeout: 5)
         // fbcli's feedback is the first of this daemon.
         #expect(monitor.ended(1, timeout: 2) == 2, "\(monitor.output)")
@@ -193,8 +193,8 @@ struct FeedbackDaemonTests {
         let harness = try DaemonHarness(pulse: pulse)
         // feedbackd owns the name and does not let it go.
         let feedbackd = try TestProcess(DaemonTools.feedbackd, [], environment: harness.environment())
-        let deadline = now() + 10
-        while harness.ownerPID() != feedbackd.pid && now() < deadline { usleep(20_000) }
+        let deadline = MonotonicClock.now + 10
+        while harness.ownerPID() != feedbackd.pid && MonotonicClock.now < deadline { usleep(20_000) }
         try #require(harness.ownerPID() == feedbackd.pid, "feedbackd did not start: \(feedbackd.errors)")
         for arguments in [[], ["--replace"]] {
             let ours = runProcess(
@@ -220,10 +220,10 @@ struct FeedbackDaemonTests {
         let daemon = try harness.startDaemon()
         let monitor = try harness.monitor()
         let fbcli = try loopingFbcli(harness)
-        let sent = now()
+        let sent = MonotonicClock.now
         daemon.signal(SIGTERM)
         let status = daemon.wait(timeout: 1)
-        let took = now() - sent
+        let took = MonotonicClock.now - sent
         #expect(status == 0, "exit \(String(describing: status)) after \(took) s: \(daemon.errors)")
         #expect(took < 1)
         #expect(monitor.ended(1, timeout: 1) == 2, "\(monitor.output)")

@@ -315,12 +315,12 @@ extension AudioServerSuites {
             let id = try create(try chirpFile(seconds: 3, name: "long.wav"))
             defer { _ = AudioServicesDisposeSystemSoundID(id) }
             let calls = BlockCalls()
-            let started = now()
+            let started = MonotonicClock.now
             AudioServicesPlaySystemSoundWithCompletion(id, calls.block)
             usleep(300_000)
             #expect(AudioServicesStopSystemSound(id) == kAudioServicesNoError)
             #expect(calls.wait(timeout: 2))
-            #expect(now() - started < 1.5)
+            #expect(MonotonicClock.now - started < 1.5)
             server.recorder.wait(seconds: 0.2)
             let mark = server.recorder.frameCount
             #expect(server.recorder.firstSound(after: mark, timeout: 0.3) == nil, "silent after the stop")

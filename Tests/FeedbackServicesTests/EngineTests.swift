@@ -12,7 +12,7 @@ final class EndRecorder: Sendable {
 
     var completion: @Sendable (PlaybackEnd) -> Void {
         { [self] end in
-            ends.withLock { $0.append((end, monotonicSeconds())) }
+            ends.withLock { $0.append((end, MonotonicClock.now)) }
             semaphore.signal()
         }
     }
@@ -133,7 +133,7 @@ extension AudioServerSuites {
             let ends = EndRecorder()
             let handle = output.play(tone, completion: ends.completion)
             usleep(300_000)
-            let stopped = monotonicSeconds()
+            let stopped = MonotonicClock.now
             handle.stop()
             #expect(ends.wait()?.end == .stopped)
             server.recorder.wait(seconds: 0.2)

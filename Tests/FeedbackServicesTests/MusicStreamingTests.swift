@@ -93,8 +93,8 @@ extension AudioServerSuites {
             let total = feeder.source.frameCount
             [voice].withUnsafeBufferPointer { voices in
                 while frame < total {
-                    let deadline = monotonicSeconds() + 2
-                    while feeder.source.decodedFrames < min(total, frame + Int64(block)) && monotonicSeconds() < deadline {
+                    let deadline = MonotonicClock.now + 2
+                    while feeder.source.decodedFrames < min(total, frame + Int64(block)) && MonotonicClock.now < deadline {
                         feeder.source.noteDemand(upTo: frame)
                         usleep(100)
                     }

@@ -163,8 +163,8 @@ import Testing
                 while frame < frames {
                     let count = min(block, frames - frame)
                     // The feeder runs ahead on its thread; at the very end it may have less to give.
-                    let deadline = monotonicSeconds() + 1
-                    while feeder.source.decodedFrames < Int64(frame + count) && monotonicSeconds() < deadline {
+                    let deadline = MonotonicClock.now + 1
+                    while feeder.source.decodedFrames < Int64(frame + count) && MonotonicClock.now < deadline {
                         feeder.source.noteDemand(upTo: Int64(frame))
                         usleep(200)
                     }

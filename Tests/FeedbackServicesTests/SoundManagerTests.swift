@@ -350,8 +350,8 @@ extension AudioServerSuites {
             usleep(200_000)
             #expect(try pactl(server, ["list", "sink-inputs"]).contains("media.role = \"music\""))
             // A track that is not looping ends by itself, and the manager says so.
-            let deadline = monotonicSeconds() + 3
-            while manager.isPlayingMusic && monotonicSeconds() < deadline { usleep(10_000) }
+            let deadline = MonotonicClock.now + 3
+            while manager.isPlayingMusic && MonotonicClock.now < deadline { usleep(10_000) }
             #expect(!manager.isPlayingMusic)
 
             manager.allowsBackgroundMusic = true

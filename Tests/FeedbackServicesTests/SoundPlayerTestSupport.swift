@@ -44,9 +44,9 @@ final class FinishObserver: @unchecked Sendable {
 
     /// Waits until `count` ends have been seen; false on time-out.
     func wait(for count: Int, timeout: Double = 5) -> Bool {
-        let deadline = monotonicSeconds() + timeout
+        let deadline = MonotonicClock.now + timeout
         while all.count < count {
-            if monotonicSeconds() > deadline { return false }
+            if MonotonicClock.now > deadline { return false }
             usleep(2_000)
         }
         return true

@@ -123,6 +123,10 @@ import Testing
         (#"{"format": 1, "nextID": 4099, "sounds": [{"id": 4097, "path": "a.wav", "volume": 1, "duration": 1}]}"#, "relative path"),
         (#"{"format": 1, "nextID": 4099, "sounds": [{"id": 4097, "path": "/a.wav", "volume": -1, "duration": 1}]}"#, "volume -1"),
         (#"{"format": 1, "nextID": 4099, "sounds": [{"id": 4097, "path": "/a.wav", "volume": 1, "limiter": 3, "duration": 1}]}"#, "limiter ceiling 3"),
+        (#"{"format": 1, "nextID": 4099, "sounds": [{"id": 4097, "path": "/etc/passwd\u0000.wav", "volume": 1, "duration": 1}]}"#, "control character in its path"),
+        (#"{"format": 1, "nextID": 4099, "sounds": [{"id": 4097, "path": "/a\n.wav", "volume": 1, "duration": 1}]}"#, "control character in its path"),
+        (#"{"format": 1, "nextID": 4099, "sounds": [{"id": 4097, "path": "/a.wav", "volume": 1, "duration": -3}]}"#, "duration -3"),
+        (#"{"format": 1, "nextID": 1000001, "sounds": []}"#, "nextID 1000001 is above 1000000"),
     ])
     func aDamagedFileIsAnErrorAndIsNeverWrittenOver(contents: String, why: String) throws {
         let path = try tone()
@@ -147,13 +151,13 @@ import Testing
         try registry.register(fileAt: path)
         let lock = open(registryPath + ".lock", O_RDWR)
         #expect(flock(lock, LOCK_EX) == 0)
-        let start = now()
+        let start = MonotonicClock.now
         let error = #expect(throws: SoundError.self) { try registry.register(fileAt: path) }
         guard case .registryBusy(let waited)? = error?.reason else {
             Issue.record("\(String(describing: error))")
             return
         }
-        #expect(waited >= 0.2 && now() - start < 2)
+        #expect(waited >= 0.2 && MonotonicClock.now - start < 2)
         #expect(try registry.sounds().count == 1, "reading takes no lock")
         // Released while a writer waits: the writer goes on.
         let patient = SoundRegistryFile(path: registryPath, lockTimeout: 5)
@@ -171,5 +175,46 @@ import Testing
         }
         #expect(ids.compactMap { $0 }.sorted() == Array(4097...4112))
         #expect(try SoundRegistryFile(path: registryPath).sounds().map(\.id) == Array(4097...4112))
+    }
+
+    /// A newer version's keys survive a change made by this one.
+    @Test func keysThisVersionDoesNotKnowAreKept() throws {
+        let path = try tone()
+        try AtomicFile.makeDirectories(directory.path + "/data/feedbackservices", mode: 0o700)
+        let original = #"{"format": 1, "nextID": 4098, "origin": {"tool": "x", "n": [1, 2.5, null, true]}, "sounds": [{"id": 4097, "path": "/a.wav", "volume": 1, "duration": 1, "colour": "red"}]}"#
+        try AtomicFile.write(Array(original.utf8), to: registryPath, mode: 0o600)
+        let registry = SoundRegistryFile(path: registryPath)
+        _ = try registry.register(fileAt: path)
+        let text = String(decoding: try #require(bytes(registryPath)), as: UTF8.self)
+        #expect(text.contains(#""origin""#) && text.contains(#""tool" : "x""#) && text.contains("2.5") && text.contains("true"), "\(text)")
+        #expect(text.contains(#""colour" : "red""#), "\(text)")
+        #expect(try registry.sounds().map(\.id) == [4097, 4098])
+        try registry.unregister(4097)
+        #expect(!String(decoding: try #require(bytes(registryPath)), as: UTF8.self).contains("colour"))
+    }
+
+    /// A writer killed between creating its temporary file and renaming it leaves the file behind;
+    /// the next change, holding the lock no live writer holds, removes it.
+    @Test func temporariesOfKilledWritersAreRemoved() throws {
+        let registry = SoundRegistryFile(path: registryPath)
+        _ = try registry.register(fileAt: try tone())
+        let stale = registryPath + ".tmp-999999-42"
+        try AtomicFile.write(Array("{".utf8), to: stale, mode: 0o600)
+        _ = try registry.register(fileAt: try tone())
+        #expect(access(stale, F_OK) != 0)
+        #expect(try registry.sounds().count == 2)
+    }
+
+    /// A registry the user made read-only is left as it is, mode included.
+    @Test func aReadOnlyRegistryIsNotReplaced() throws {
+        let registry = SoundRegistryFile(path: registryPath)
+        _ = try registry.register(fileAt: try tone())
+        chmod(registryPath, 0o400)
+        let before = bytes(registryPath)
+        let error = #expect(throws: SoundError.self) { try registry.register(fileAt: try tone()) }
+        #expect(error?.reason == .permissionDenied)
+        #expect(error?.description.contains("read-only") == true)
+        #expect(bytes(registryPath) == before)
+        #expect(mode(registryPath) == 0o400)
     }
 }

@@ -99,28 +99,14 @@ enum Analysis {
 /// Runs `body(index)` on `count` new POSIX threads at once and waits for all of them: real
 /// threads, unlike `concurrentPerform`, which caps concurrency at the core count.
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    final class Job: @unchecked Sendable {
-        // Written before the thread starts, read only by that thread.
-        let index: Int
-        let body: @Sendable (Int) -> Void
-        init(index: Int, body: @escaping @Sendable (Int) -> Void) {
-            self.index = index
-            self.body = body
+    let threads = (0..<count).map { index in
+        do {
+            return try startThread(name: "test-\(index)") { body(index) }
+        } catch {
+            preconditionFailure("cannot start a thread: \(error)")
         }
     }
-    var threads: [pthread_t] = []
-    for index in 0..<count {
-        var thread = pthread_t()
-        let job = Unmanaged.passRetained(Job(index: index, body: body)).toOpaque()
-        let created = pthread_create(&thread, nil, { argument in
-            let job = Unmanaged<Job>.fromOpaque(argument!).takeRetainedValue()
-            job.body(job.index)
-            return nil
-        }, job)
-        precondition(created == 0, "pthread_create failed")
-        threads.append(thread)
-    }
-    for thread in threads { pthread_join(thread, nil) }
+    for thread in threads { thread.join() }
 }
 
 /// The bytes of a file.

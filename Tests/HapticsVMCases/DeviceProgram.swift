@@ -1,3 +1,4 @@
+import FeedbackServices
 import Glibc
 
 /// The uinput force-feedback device program (scripts/vm/uinput-ff-device.c), run as a child
@@ -36,7 +37,7 @@ final class DeviceProgram {
         posix_spawn_file_actions_destroy(&actions)
         for pointer in argv { free(pointer) }
         close(pipeFDs[1])
-        guard status == 0 else { throw CaseFailure("cannot start \(program): \(String(cString: strerror(status)))") }
+        guard status == 0 else { throw CaseFailure("cannot start \(program): \(Errno(rawValue: status))") }
         pid = child
         var line = ""
         var byte: UInt8 = 0
@@ -51,8 +52,7 @@ final class DeviceProgram {
         guard !exited else { return }
         exited = true
         kill(pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        _ = try? System.waitpid(pid)
     }
 
     /// Everything recorded so far.

@@ -29,10 +29,9 @@ final class Completions: Sendable {
     func time(_ key: Int) -> Int64? { times.withLock { $0[key] } }
 }
 
+/// The monotonic clock in microseconds, the unit of the device program's log stamps.
 func monotonicMicroseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    Int64(MonotonicClock.nanoseconds / 1_000)
 }
 
 func sleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds * 1000)) }

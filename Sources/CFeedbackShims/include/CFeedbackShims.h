@@ -48,6 +48,10 @@ static inline int fbs_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLO
 /// `_GNU_SOURCE`, which shims.c defines.
 int fbs_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout);
 
+/// `pthread_setname_np(pthread_self(), name)`: names the calling thread (at most 15 bytes) for
+/// `top -H` and debuggers. It needs `_GNU_SOURCE`, which shims.c defines.
+int fbs_set_thread_name(const char *name);
+
 /// `prctl(PR_SET_TIMER_SLACK, nanoseconds)` for the calling thread: `prctl` is variadic. The default
 /// 50 µs slack lets the kernel merge wake-ups; a thread that starts vibration steps wants them on time.
 static inline int fbs_set_timer_slack(unsigned long nanoseconds) {

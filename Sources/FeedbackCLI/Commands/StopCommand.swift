@@ -49,10 +49,10 @@ enum StopCommand: Subcommand {
             kill(player.pid, SIGCONT)  // a player suspended with Ctrl-Z must run to stop
         }
         var remaining = timeout > 0 ? players : []
-        let deadline = monotonicSeconds() + timeout
+        let deadline = MonotonicClock.now + timeout
         while !remaining.isEmpty {
             remaining.removeAll { !ActivePlayers.isRunning($0.pid, in: directory) }
-            if remaining.isEmpty || monotonicSeconds() >= deadline { break }
+            if remaining.isEmpty || MonotonicClock.now >= deadline { break }
             usleep(5_000)
         }
         if !remaining.isEmpty {

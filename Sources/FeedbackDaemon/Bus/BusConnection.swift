@@ -1,4 +1,5 @@
 import CSystemd
+import FeedbackServices
 import Glibc
 import Synchronization
 
@@ -17,13 +18,13 @@ package final class BusConnection: @unchecked Sendable {
     // Locking rule: `bus`, `event` and `registrations` are used by the thread that opened the
     // connection until `start()`, then only by the bus thread (through a `BusContext`), and in
     // `deinit`, which runs after the loop ended (the thread holds a reference while it runs).
-    // `jobs` is a Mutex; `wake` is an eventfd any thread may write.
+    // `jobs` and `thread` are Mutexes; `wake` may be signalled from any thread.
     let bus: OpaquePointer
     let event: OpaquePointer
-    private let wake: Int32
+    private let wake: EventFD
     private let jobs = Mutex<[@Sendable (BusContext) -> Void]>([])
     private let started = Atomic<Bool>(false)
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<Thread?>(nil)
     /// Slots, vtables, argument-name strings and handler boxes that must live as long as the bus.
     var registrations = Registrations()
 
@@ -45,18 +46,19 @@ package final class BusConnection: @unchecked Sendable {
             throw BusError(code: -made, "creating the event loop")
         }
         self.event = event
-        wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard wake >= 0 else {
+        do {
+            wake = try EventFD()
+        } catch {
             sd_event_unref(event)
             sd_bus_flush_close_unref(bus)
-            throw BusError(code: errno, "creating the loop's eventfd")
+            throw BusError(code: error.rawValue, "creating the loop's eventfd")
         }
         do {
             try check(sd_bus_attach_event(bus, event, 0), "attaching the bus to the loop")
             var source: OpaquePointer?
             try check(
                 sd_event_add_io(
-                    event, &source, wake, UInt32(EPOLLIN.rawValue),
+                    event, &source, wake.descriptor, UInt32(EPOLLIN.rawValue),
                     { _, _, _, userdata in
                         Unmanaged<BusConnection>.fromOpaque(userdata!).takeUnretainedValue().runJobs()
                         return 0
@@ -66,7 +68,6 @@ package final class BusConnection: @unchecked Sendable {
         } catch {
             sd_event_unref(event)
             sd_bus_flush_close_unref(bus)
-            close(wake)
             throw error
         }
     }
@@ -78,7 +79,6 @@ package final class BusConnection: @unchecked Sendable {
         sd_bus_detach_event(bus)
         sd_bus_flush_close_unref(bus)
         sd_event_unref(event)
-        close(wake)
         registrations.release()
     }
 
@@ -90,31 +90,28 @@ package final class BusConnection: @unchecked Sendable {
     }
 
     /// Starts the loop on a thread of its own; it runs until a job or handler calls `BusContext.exit()`.
-    package func start() {
+    /// - Throws: `BusError` when the system will not start another thread.
+    package func start() throws(BusError) {
         precondition(!started.exchange(true, ordering: .acquiringAndReleasing), "started twice")
-        var handle = pthread_t()
-        let retained = Unmanaged.passRetained(self).toOpaque()
-        let made = pthread_create(&handle, nil, { argument in
-            let connection = Unmanaged<BusConnection>.fromOpaque(argument!).takeRetainedValue()
-            connection.loop()
-            return nil
-        }, retained)
-        precondition(made == 0, "cannot start the bus thread: \(String(cString: strerror(made)))")
-        thread.withLock { $0 = handle }
+        do {
+            // The thread holds the connection until the loop has ended.
+            let started = try startThread(name: "feedback-bus") { [self] in loop() }
+            thread.withLock { $0 = started }
+        } catch {
+            throw BusError(code: error.rawValue, "starting the bus thread")
+        }
     }
 
     /// Waits for the loop to end (after `BusContext.exit()`).
     package func join() {
-        guard let handle = thread.withLock({ $0 }) else { return }
-        pthread_join(handle, nil)
+        thread.withLock({ $0 })?.join()
     }
 
     /// Runs `job` on the bus thread, after the message being handled (if any) and in the order
     /// jobs were handed over. Jobs handed over after the loop ended never run.
     package func perform(_ job: @escaping @Sendable (BusContext) -> Void) {
         jobs.withLock { $0.append(job) }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        wake.signal()
     }
 
     private func loop() {
@@ -124,8 +121,7 @@ package final class BusConnection: @unchecked Sendable {
     }
 
     private func runJobs() {
-        var count: UInt64 = 0
-        _ = read(wake, &count, 8)
+        wake.drain()
         let context = BusContext(connection: self)
         while true {
             let batch = jobs.withLock { jobs in

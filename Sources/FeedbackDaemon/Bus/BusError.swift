@@ -1,4 +1,4 @@
-import Glibc
+import FeedbackServices
 
 /// A D-Bus error: the name a client sees (`org.freedesktop.DBus.Error.AccessDenied`) and a message.
 /// A value; safe to share across threads.
@@ -16,7 +16,7 @@ package struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// An sd-bus call's failure: it returned `-code`.
     init(code: Int32, _ what: String) {
-        self.init(name: "org.freedesktop.DBus.Error.Failed", message: "\(what): \(String(cString: strerror(code)))")
+        self.init(name: "org.freedesktop.DBus.Error.Failed", message: "\(what): \(Errno(rawValue: code))")
     }
 
     /// `org.freedesktop.DBus.Error.AccessDenied`: the caller may not do this.

@@ -118,7 +118,7 @@ package struct SoundFileReader: ~Copyable {
             case EISDIR: .isDirectory
             default: .ioError(errno: code)
             }
-        return SoundError(reason, source: path, detail: systemMessage(code))
+        return SoundError(reason, source: path, detail: Errno(rawValue: code).description)
     }
 
     /// Maps libsndfile's error codes: the four public ones by meaning; among its internal ones
@@ -165,16 +165,18 @@ func openRegularFile(_ path: String) throws(SoundError) -> (fd: Int32, size: Int
 
 /// `openRegularFile`, except that no file at `path` (`ENOENT`) gives nil instead of an error.
 func openRegularFileIfPresent(_ path: String) throws(SoundError) -> (fd: Int32, size: Int64)? {
-    let fd = retryingOnInterrupt { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-    guard fd >= 0 else {
-        if errno == ENOENT { return nil }
-        throw SoundFileReader.openError(errno: errno, path: path)
+    let fd: Int32
+    do {
+        fd = try System.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    } catch {
+        if error == .noSuchFile { return nil }
+        throw SoundFileReader.openError(errno: error.rawValue, path: path)
     }
     var status = stat()
     guard fstat(fd, &status) == 0 else {
         let code = errno
         close(fd)
-        throw SoundError(.ioError(errno: code), source: path, detail: systemMessage(code))
+        throw SoundError(.ioError(errno: code), source: path, detail: Errno(rawValue: code).description)
     }
     if fbs_s_isdir(status.st_mode) != 0 {
         close(fd)
@@ -185,17 +187,4 @@ func openRegularFileIfPresent(_ path: String) throws(SoundError) -> (fd: Int32, 
         throw SoundError(.notARegularFile, source: path)
     }
     return (fd, Int64(status.st_size))
-}
-
-/// Calls `body` again while it fails with `EINTR`.
-func retryingOnInterrupt(_ body: () -> Int32) -> Int32 {
-    while true {
-        let result = body()
-        if result >= 0 || errno != EINTR { return result }
-    }
-}
-
-/// `strerror(code)`.
-func systemMessage(_ code: Int32) -> String {
-    String(cString: strerror(code))
 }

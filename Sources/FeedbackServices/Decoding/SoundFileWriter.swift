@@ -14,9 +14,11 @@ public enum SoundFileWriter {
     /// - Throws: `SoundError` with `.writeFailed` and libsndfile's or the system's message.
     public static func write(_ buffer: PCMBuffer, to path: String, format: SoundFileFormat) throws(SoundError) {
         let temporaryPath = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        let fd = retryingOnInterrupt { open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-        guard fd >= 0 else {
-            throw SoundError(.writeFailed, source: path, detail: systemMessage(errno))
+        let fd: Int32
+        do {
+            fd = try System.open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644)
+        } catch {
+            throw SoundError(.writeFailed, source: path, detail: error.description)
         }
         var committed = false
         defer {
@@ -29,10 +31,10 @@ public enum SoundFileWriter {
             throw error
         }
         guard fsync(fd) == 0, close(fd) == 0 else {
-            throw SoundError(.writeFailed, source: path, detail: systemMessage(errno))
+            throw SoundError(.writeFailed, source: path, detail: Errno.current.description)
         }
         guard rename(temporaryPath, path) == 0 else {
-            throw SoundError(.writeFailed, source: path, detail: systemMessage(errno))
+            throw SoundError(.writeFailed, source: path, detail: Errno.current.description)
         }
         committed = true
     }

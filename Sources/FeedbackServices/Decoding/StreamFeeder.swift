@@ -92,20 +92,9 @@ package final class StreamFeeder: @unchecked Sendable {
     }
 
     /// Starts the feeder thread. It ends at the end of a non-looping file or when the source is
-    /// cancelled.
+    /// cancelled. If no thread can be started, the voice plays what `prefill` decoded, then silence.
     package func start() {
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            let feeder = Unmanaged<StreamFeeder>.fromOpaque(context!).takeRetainedValue()
-            feeder.run()
-            return nil
-        }, context)
-        if status == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<StreamFeeder>.fromOpaque(context).release()
-        }
+        (try? startThread(name: "fbs-feeder") { [self] in run() })?.detach()
     }
 
     private func run() {

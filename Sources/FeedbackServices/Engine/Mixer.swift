@@ -1,7 +1,7 @@
 import Glibc
 
-/// Where a voice's samples come from.
-package enum VoiceSource: Sendable {
+/// Where a voice's samples come from, once an output has resolved a `VoiceSource` at its rate.
+enum VoiceSamples: Sendable {
     /// A decoded sound held whole in memory.
     case buffer(PCMBuffer)
     /// A long sound decoded ahead by another thread into a bounded ring (see `StreamingSource`).
@@ -14,6 +14,11 @@ package enum VoiceSource: Sendable {
         case .stream(let stream): stream.frameCount
         }
     }
+
+    /// Stops a stream's feeder: its voice is gone, or will never start.
+    func cancel() {
+        if case .stream(let stream) = self { stream.cancel() }
+    }
 }
 
 /// A sound placed on the engine's timeline.
@@ -21,7 +26,7 @@ struct Voice: Sendable {
     /// The engine's handle for it.
     let id: UInt64
     /// The samples it plays, at the engine rate.
-    let source: VoiceSource
+    let source: VoiceSamples
     /// The timeline frame at which it starts sounding.
     let start: Int64
     /// The frame of the sound heard at `start` (a seek): 0 plays it from the beginning.
@@ -40,7 +45,7 @@ struct Voice: Sendable {
     }
 
     init(
-        id: UInt64, source: VoiceSource, start: Int64, offset: Int64, playCount: Int, gain: Envelope, pan: Envelope
+        id: UInt64, source: VoiceSamples, start: Int64, offset: Int64, playCount: Int, gain: Envelope, pan: Envelope
     ) {
         self.id = id
         self.source = source
@@ -224,12 +229,11 @@ enum Mixer {
     }
 }
 
-/// The mixer, reachable from the benchmark executable only (`@_spi(Benchmarks) import`).
-@_spi(Benchmarks)
-public enum MixerBenchmark {
+/// The mixer, for the package's benchmark executable.
+package enum MixerBenchmark {
     /// Renders `blocks` consecutive blocks of `frames` frames of the given sounds, all playing
     /// from frame 0 at `gain` with the given balances, into `output` (`2 × frames` floats).
-    public static func render(
+    package static func render(
         _ buffers: [PCMBuffer], gain: Float, pans: [Float], frames: Int, blocks: Int,
         into output: UnsafeMutablePointer<Float>
     ) {

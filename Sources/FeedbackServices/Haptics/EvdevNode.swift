@@ -2,43 +2,50 @@ import CEvdev
 import CFeedbackShims
 import Glibc
 
-/// The system calls on an evdev node, each retried on `EINTR` in one place and turned into a
-/// `HapticsError` naming the node.
+/// The system calls on an evdev node (made through `System`, which retries `EINTR`), each
+/// failure turned into a `HapticsError` naming the node.
 enum EvdevNode {
     /// Opens a node for reading and writing (writing is what play, stop and gain need).
     static func open(_ path: String) throws(HapticsError) -> Int32 {
-        while true {
-            let fd = Glibc.open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-            if fd >= 0 { return fd }
-            if errno == EINTR { continue }
-            if errno == ENOENT { throw HapticsError(.noDevice, source: path, detail: String(cString: strerror(ENOENT))) }
-            throw HapticsError(errno: errno, source: path)
+        do {
+            return try System.open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        } catch {
+            if error == .noSuchFile { throw HapticsError(.noDevice, source: path, detail: error.description) }
+            throw HapticsError(errno: error.rawValue, source: path)
         }
     }
 
     /// An `ioctl` with a pointer argument.
     static func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer, path: String) throws(HapticsError) {
-        while fbs_ioctl_pointer(fd, request, argument) < 0 {
-            if errno != EINTR { throw HapticsError(errno: errno, source: path) }
+        do {
+            try System.ioctl(fd, request, argument)
+        } catch {
+            throw HapticsError(errno: error.rawValue, source: path)
         }
     }
 
     /// An `ioctl` with an integer argument passed by value.
     static func ioctl(_ fd: Int32, _ request: UInt, value: Int, path: String) throws(HapticsError) {
-        while fbs_ioctl_value(fd, request, value) < 0 {
-            if errno != EINTR { throw HapticsError(errno: errno, source: path) }
+        do {
+            try System.ioctl(fd, request, value: value)
+        } catch {
+            throw HapticsError(errno: error.rawValue, source: path)
         }
     }
 
-    /// Writes `input_event`s in one `write`, so the kernel delivers them together.
+    /// Writes `input_event`s in one `write`, so the kernel delivers them together; a short write
+    /// is an `EIO`.
     static func write(_ fd: Int32, _ events: [input_event], path: String) throws(HapticsError) {
         let size = MemoryLayout<input_event>.stride * events.count
-        while true {
-            let written = events.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, size) }
-            if written == size { return }
-            if written < 0 && errno == EINTR { continue }
-            throw HapticsError(errno: written < 0 ? errno : EIO, source: path)
+        let written: Int
+        do {
+            written = try events.withUnsafeBytes { bytes in
+                Result { () throws(Errno) in try System.write(fd, from: bytes.baseAddress!, count: size) }
+            }.get()
+        } catch {
+            throw HapticsError(errno: error.rawValue, source: path)
         }
+        guard written == size else { throw HapticsError(errno: EIO, source: path) }
     }
 
     /// An `EV_FF` event: play (`value` times) or stop (0) effect `code`, or set the gain (`FF_GAIN`).

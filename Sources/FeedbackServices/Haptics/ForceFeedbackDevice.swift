@@ -106,7 +106,7 @@ public final class ForceFeedbackDevice: @unchecked Sendable {
         state.withLock { state in
             guard state.fd >= 0 else { return }
             for id in state.uploaded.sorted() {
-                _ = fbs_ioctl_value(state.fd, fbs_eviocrmff(), Int(id))
+                try? System.ioctl(state.fd, fbs_eviocrmff(), value: Int(id))
             }
             state.uploaded.removeAll()
             Glibc.close(state.fd)

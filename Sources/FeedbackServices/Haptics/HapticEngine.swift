@@ -1,4 +1,3 @@
-import CFeedbackShims
 import Glibc
 import Synchronization
 
@@ -76,28 +75,28 @@ public final class HapticEngine: Sendable {
         var nextID: UInt64 = 1
         var maximumStrength = 1.0
         var shuttingDown = false
-        var thread: pthread_t?
+        var thread: Thread?
     }
     private let inbox = Mutex(Inbox())
     /// An eventfd the engine thread polls beside the device, to learn of new commands at once.
-    private let wake: Int32
+    private let wake: EventFD
 
     /// Starts an engine (and its thread) on an open device.
     /// - Throws: `.ioError` when the thread or its wake-up descriptor cannot be created.
     public init(device: ForceFeedbackDevice) throws(HapticsError) {
         self.device = device
-        wake = fbs_eventfd()
-        guard wake >= 0 else { throw HapticsError(errno: errno, source: device.path) }
-        let worker = HapticWorker(engine: self)
-        let box = Unmanaged.passRetained(worker).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { HapticWorker.threadMain($0!) }, box)
-        guard status == 0 else {
-            Unmanaged<HapticWorker>.fromOpaque(box).release()
-            Glibc.close(wake)
-            throw HapticsError(.ioError(errno: status), source: device.path, detail: "pthread_create")
+        do {
+            wake = try EventFD()
+        } catch {
+            throw HapticsError(errno: error.rawValue, source: device.path)
         }
-        inbox.withLock { $0.thread = thread }
+        let worker = HapticWorker(engine: self)
+        do {
+            let thread = try startThread(name: "fbs-haptics") { worker.run() }
+            inbox.withLock { $0.thread = thread }
+        } catch {
+            throw HapticsError(.ioError(errno: error.rawValue), source: device.path, detail: "pthread_create")
+        }
     }
 
     /// Opens the vibrator `selector` picks and starts an engine on it.
@@ -133,18 +132,14 @@ public final class HapticEngine: Sendable {
     /// Stops every pattern and ends the engine's thread, waiting for it; patterns played afterwards
     /// complete `.stopped` at once. The device stays open. Must not be called from a completion.
     public func shutdown() {
-        let thread = inbox.withLock { inbox -> pthread_t? in
+        let thread = inbox.withLock { inbox -> Thread? in
             inbox.shuttingDown = true
             defer { inbox.thread = nil }
             return inbox.thread
         }
         guard let thread else { return }
-        signal()
-        pthread_join(thread, nil)
-    }
-
-    deinit {
-        Glibc.close(wake)
+        wake.signal()
+        thread.join()
     }
 
     func enqueue(_ command: Command) {
@@ -154,30 +149,17 @@ public final class HapticEngine: Sendable {
             return false
         }
         if refused, case .play(_, _, _, let completion) = command { return completion(.stopped) }
-        signal()
-    }
-
-    private func signal() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wake, &one, 8)
+        wake.signal()
     }
 
     /// What the engine thread takes each time it wakes.
     func takeCommands() -> (commands: [Command], maximumStrength: Double, shuttingDown: Bool) {
-        var count: UInt64 = 0
-        _ = Glibc.read(wake, &count, 8)
+        wake.drain()
         return inbox.withLock { inbox in
             defer { inbox.commands.removeAll() }
             return (inbox.commands, inbox.maximumStrength, inbox.shuttingDown)
         }
     }
 
-    var wakeDescriptor: Int32 { wake }
-}
-
-/// Monotonic time in nanoseconds (`CLOCK_MONOTONIC`, the clock of the kernel's input event stamps).
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    var wakeDescriptor: Int32 { wake.descriptor }
 }

@@ -37,12 +37,8 @@ final class HapticWorker {
         self.engine = engine
     }
 
-    static func threadMain(_ box: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
-        Unmanaged<HapticWorker>.fromOpaque(box).takeRetainedValue().run()
-        return nil
-    }
-
-    private func run() {
+    /// The thread's whole life: until the engine shuts down.
+    func run() {
         _ = fbs_set_timer_slack(1)
         while true {
             let (commands, strength, shuttingDown) = engine.takeCommands()
@@ -115,7 +111,7 @@ final class HapticWorker {
             for id in effects { try? device.erase(id) }
             return fail(error, completion: completion)
         }
-        let now = monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds
         playing.append(
             Playing(
                 id: id, priority: priority, rendered: rendered, completion: completion, timing: timing,
@@ -157,7 +153,7 @@ final class HapticWorker {
     /// Does everything that is due, for every pattern, earliest first.
     private func advance() {
         while let index = playing.indices.min(by: { deadline(of: playing[$0]) < deadline(of: playing[$1]) }),
-            deadline(of: playing[index]) <= monotonicNanoseconds()
+            deadline(of: playing[index]) <= MonotonicClock.nanoseconds
         {
             step(at: index)
         }
@@ -179,7 +175,7 @@ final class HapticWorker {
                     playing[index].nextStep = next.step + 1
                     playing[index].prepared = false
                     playing[index].started += 1
-                    playing[index].lastEnd = monotonicNanoseconds() + milliseconds(step.effect.length)
+                    playing[index].lastEnd = MonotonicClock.nanoseconds + milliseconds(step.effect.length)
                 }
             } catch {
                 failPlaying(at: index, error)
@@ -216,25 +212,19 @@ final class HapticWorker {
             pollfd(fd: engine.wakeDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: device.pollDescriptor, events: Int16(POLLIN), revents: 0),
         ]
-        var timeout = timespec()
-        let result: Int32
+        var timeout: UInt64?
         if let deadline {
-            let now = monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds
             let remaining = deadline > now ? deadline - now : 0
             // A wake-up can come late by a scheduler tick under load; waking a little early and
             // spinning the rest keeps step starts within a millisecond or so of their time.
             guard remaining > Self.spinMargin else {
-                while monotonicNanoseconds() < deadline {}
+                while MonotonicClock.nanoseconds < deadline {}
                 return
             }
-            let sleep = remaining - Self.spinMargin
-            timeout.tv_sec = Int(sleep / 1_000_000_000)
-            timeout.tv_nsec = Int(sleep % 1_000_000_000)
-            result = fbs_ppoll(&fds, 2, &timeout)
-        } else {
-            result = fbs_ppoll(&fds, 2, nil)
+            timeout = remaining - Self.spinMargin
         }
-        guard result > 0 else { return }
+        guard let ready = try? System.poll(&fds, timeout: timeout), ready > 0 else { return }
         let hangUp = Int16(POLLHUP | POLLERR | POLLNVAL)
         if fds[1].revents & hangUp != 0, fds[1].fd >= 0 {
             deviceGone(HapticsError(.deviceGone, source: device.path))
@@ -248,10 +238,12 @@ final class HapticWorker {
     private func drainInput(_ fd: Int32) {
         var buffer = [UInt8](repeating: 0, count: 24 * 16)
         while true {
-            let count = read(fd, &buffer, buffer.count)
-            if count > 0 { continue }
-            if count < 0 && (errno == ENODEV || errno == EIO) {
-                deviceGone(HapticsError(errno: errno, source: device.path))
+            do {
+                if try System.read(fd, into: &buffer, count: buffer.count) > 0 { continue }
+            } catch {
+                if error == .noDevice || error == .ioError {
+                    deviceGone(HapticsError(errno: error.rawValue, source: device.path))
+                }
             }
             return
         }

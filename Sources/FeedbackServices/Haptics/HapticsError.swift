@@ -45,7 +45,7 @@ public struct HapticsError: Error, Sendable, Equatable, CustomStringConvertible 
             case EINVAL, ENOTTY, EOPNOTSUPP: .unsupported
             default: .ioError(errno: code)
             }
-        self.init(reason, source: source, detail: String(cString: strerror(code)))
+        self.init(reason, source: source, detail: Errno(rawValue: code).description)
     }
 
     /// A sentence naming the node and the cause, for logs and the command line.

@@ -1,4 +1,3 @@
-import CFeedbackShims
 import Glibc
 import Synchronization
 
@@ -18,8 +17,11 @@ public final class VibratorMonitor: Sendable {
 
     private let discovery: VibratorDiscovery
     private let handler: @Sendable (Change) -> Void
-    private let descriptors: (inotify: Int32, wake: Int32)
-    private let thread: Mutex<pthread_t?>
+    /// Read only by the monitor's thread, which closes it when it ends.
+    private let inotify: Int32
+    /// Signalled by `cancel()`; the monitor's thread watches it beside `inotify`.
+    private let wake: EventFD
+    private let thread: Mutex<Thread?>
     private let known: Mutex<[String: VibratorInfo]>
 
     /// Starts watching `discovery.directory`. The vibrators present now are `current`; only later
@@ -38,19 +40,26 @@ public final class VibratorMonitor: Sendable {
             Glibc.close(inotify)
             throw error
         }
-        let wake = fbs_eventfd()
-        descriptors = (inotify, wake)
+        do {
+            wake = try EventFD()
+        } catch {
+            Glibc.close(inotify)
+            throw HapticsError(errno: error.rawValue, source: discovery.directory)
+        }
+        self.inotify = inotify
         known = Mutex(Dictionary(((try? discovery.vibrators()) ?? []).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a }))
         thread = Mutex(nil)
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var id = pthread_t()
-        guard pthread_create(&id, nil, { VibratorMonitor.threadMain($0!) }, box) == 0 else {
-            Unmanaged<VibratorMonitor>.fromOpaque(box).release()
+        do {
+            // The thread holds the monitor until it ends.
+            let started = try startThread(name: "fbs-vibrators") { [self] in
+                run()
+                Glibc.close(inotify)
+            }
+            thread.withLock { $0 = started }
+        } catch {
             Glibc.close(inotify)
-            Glibc.close(wake)
-            throw HapticsError(.ioError(errno: EAGAIN), source: discovery.directory, detail: "pthread_create")
+            throw HapticsError(.ioError(errno: error.rawValue), source: discovery.directory, detail: "pthread_create")
         }
-        thread.withLock { $0 = id }
     }
 
     /// The vibrators as last seen.
@@ -60,37 +69,28 @@ public final class VibratorMonitor: Sendable {
 
     /// Stops watching; the handler is not called after `cancel()` returns (unless called from it).
     public func cancel() {
-        guard let id = thread.withLock({ value -> pthread_t? in defer { value = nil }; return value }) else { return }
-        var one: UInt64 = 1
-        _ = write(descriptors.wake, &one, 8)
-        if pthread_equal(id, pthread_self()) != 0 {
-            pthread_detach(id)
+        guard let running = thread.withLock({ value -> Thread? in defer { value = nil }; return value }) else { return }
+        wake.signal()
+        if running.isCurrent {
+            running.detach()
         } else {
-            pthread_join(id, nil)
+            running.join()
         }
-    }
-
-    private static func threadMain(_ box: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
-        let monitor = Unmanaged<VibratorMonitor>.fromOpaque(box).takeRetainedValue()
-        monitor.run()
-        Glibc.close(monitor.descriptors.inotify)
-        Glibc.close(monitor.descriptors.wake)
-        return nil
     }
 
     private func run() {
         var fds = [
-            pollfd(fd: descriptors.inotify, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: descriptors.wake, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
         ]
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { return }
+            guard let ready = try? System.poll(&fds, timeout: nil) else { return }
             if fds[1].revents != 0 { return }
-            guard fds[0].revents != 0 else { continue }
+            guard ready > 0, fds[0].revents != 0 else { continue }
             // The events only say that something changed; a rescan says what, and also catches
             // a node whose permissions udev fixes a moment after creating it.
-            while read(descriptors.inotify, &buffer, buffer.count) > 0 {}
+            while (try? System.read(inotify, into: &buffer, count: buffer.count)) ?? 0 > 0 {}
             rescan()
         }
     }

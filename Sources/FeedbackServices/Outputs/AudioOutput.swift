@@ -94,6 +94,16 @@ public protocol AudioOutput: AnyObject, Sendable {
     /// A short name for logs and `feedbackctl devices`.
     var name: String { get }
 
+    /// The rate, in Hz, a buffer must have to be played here (decode sounds at it); nil when any
+    /// rate plays (libcanberra converts whatever it is given).
+    var requiredSampleRate: Int? { get }
+
+    /// Connects now instead of at the first `play`, waiting up to `timeout` seconds for the output
+    /// to be ready. Outputs with nothing to connect (a file, libcanberra, which connects when made)
+    /// return at once; that is what the default implementation does.
+    /// - Throws: `PlaybackError` if the output could not be made ready.
+    func prepare(timeout: Double) throws(PlaybackError)
+
     /// Starts playing `buffer` and returns at once; it never waits on a server.
     ///
     /// - Parameters:
@@ -107,9 +117,42 @@ public protocol AudioOutput: AnyObject, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions, queue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle
+
+    /// Starts playing `source` `offset` seconds in (a seek), as `play(_:options:queue:completion:)`
+    /// does; a repeating play wraps to the sound's start, not to the offset.
+    ///
+    /// The engine streams a streamed file in fixed memory and plays a buffer from the offset without
+    /// copying it. The default implementation, for outputs with no streaming voice, decodes a
+    /// streamed file whole (at `requiredSampleRate`, or 48 kHz) and plays a copy from the offset.
+    /// A file that cannot be read ends the play `.failed` (`.unsupportedSound`). The decoding runs
+    /// on the calling thread, as does the first half second of a stream's.
+    @discardableResult
+    func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle
 }
 
 extension AudioOutput {
+    /// Nothing to connect: returns at once.
+    public func prepare(timeout: Double) throws(PlaybackError) {}
+
+    /// Decodes `source` whole and plays a copy from `offset` seconds on (see the requirement).
+    @discardableResult
+    public func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        let buffer: PCMBuffer
+        do {
+            buffer = try source.decoded(at: requiredSampleRate)
+        } catch {
+            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+        }
+        let frames = Int((max(0, offset) * Double(buffer.sampleRate)).rounded())
+        return play(buffer.dropping(frames: frames), options: options, queue: queue, completion: completion)
+    }
+
     /// Plays `buffer` and waits until it ends; cancelling the awaiting task stops the sound and
     /// returns `.cancelled`.
     public func play(_ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions()) async -> PlaybackEnd {
@@ -124,6 +167,16 @@ extension AudioOutput {
         } onCancel: {
             box.cancel()
         }
+    }
+}
+
+extension PCMBuffer {
+    /// The buffer without its first `frames` frames (at least one frame is kept).
+    func dropping(frames: Int) -> PCMBuffer {
+        let kept = min(max(0, frames), frameCount - 1)
+        guard kept > 0 else { return self }
+        return PCMBuffer(
+            validSamples: Array(samples[(kept * channelCount)...]), channelCount: channelCount, sampleRate: sampleRate)
     }
 }
 
@@ -147,4 +200,11 @@ private final class HandleBox: Sendable {
         }
         handle?.end(.cancelled)
     }
+}
+
+/// An output that counts the times its server ran out of queued audio (each an audible gap): the
+/// engine. The player's tests use it to measure again a run that the machine's load spoiled.
+package protocol UnderflowCounting: AudioOutput {
+    /// Times the server ran out of queued audio since the output was made.
+    var underflowCount: Int { get }
 }

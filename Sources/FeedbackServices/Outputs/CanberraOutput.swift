@@ -21,6 +21,8 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
     // its finish callbacks come on libcanberra's thread and touch only the handle passed to them.
 
     public let name = "libcanberra"
+    /// Nil: libcanberra plays a buffer at any rate (it is written as a WAV file at its own rate).
+    public var requiredSampleRate: Int? { nil }
     private let context: OpaquePointer
     private let queue = DispatchQueue(label: "FeedbackServices.canberra")
     /// Where sounds libcanberra cannot read from memory are written as WAV.
@@ -116,9 +118,9 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
                 try AtomicFile.makeDirectories(cacheDirectory, mode: 0o700)
                 try SoundFileWriter.write(buffer, to: path, format: .wav16)
             } catch {
-                let handle = PlaybackHandle(id: nextPlaybackID(), control: nil, queue: queue, completion: completion)
-                handle.end(.failed(PlaybackError(.unsupportedSound, detail: "cannot cache the sound as WAV: \(error)")))
-                return handle
+                return PlaybackHandle.failed(
+                    PlaybackError(.unsupportedSound, detail: "cannot cache the sound as WAV: \(error)"), queue: queue,
+                    completion: completion)
             }
         }
         return play(fileAt: path, cacheKey: key, volume: options.volume, queue: queue, completion: completion)

@@ -1,16 +1,17 @@
 public import Dispatch
 import Synchronization
 
-/// Renders plays into a sound file instead of a sound server: the same mixer as the engine, run
-/// as fast as the CPU allows.
+/// Renders plays into a sound file instead of a sound server: the same timeline and mixer as the
+/// engine, run as fast as the CPU allows.
 ///
 /// Plays start at the output's cursor (0 s at first; `advance(by:)` moves it), so plays issued one
-/// after another without advancing overlap, as they would on a server. `finish()` renders until the
-/// last sound has ended, writes the file atomically, and completes every play: `.finished`, or
-/// `.stopped` for a sound that repeats forever (it is cut where the file ends) or was stopped.
+/// after another without advancing overlap, as they would on a server; stops, fades and level
+/// changes also take effect at the cursor. `finish()` renders until the last sound has ended,
+/// writes the file atomically, and completes every play: `.finished`, or `.stopped` for a sound
+/// that repeats forever (it is cut where the file ends) or was stopped.
 ///
 /// Thread safety: every method may be called from any thread.
-public final class FileOutput: AudioOutput, PlaybackControl {
+public final class FileOutput: AudioOutput, TimelineControl {
     public let name: String
     /// Where `finish()` writes.
     public let path: String
@@ -21,14 +22,12 @@ public final class FileOutput: AudioOutput, PlaybackControl {
 
     private struct State {
         var cursor: Int64 = 0
-        var voices: [Voice] = []
+        var timeline: Timeline
         var handles: [UInt64: PlaybackHandle] = [:]
-        /// Plays fading out to a stop: they end `.stopped`, not `.finished`.
-        var stopping: Set<UInt64> = []
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// Creates an output that will write `path` in `format` (16-bit WAV by default) at `sampleRate`.
     public init(path: String, format: SoundFileFormat = .wav16, sampleRate: Int = 48_000) {
@@ -36,7 +35,12 @@ public final class FileOutput: AudioOutput, PlaybackControl {
         self.format = format
         self.sampleRate = sampleRate
         name = "file \(path)"
+        // The whole timeline is rendered at the end, so no envelope point may be forgotten.
+        state = Mutex(State(timeline: Timeline(sampleRate: sampleRate, history: nil)))
     }
+
+    /// The file's rate: a buffer at another rate fails `.unsupportedSound`.
+    public var requiredSampleRate: Int? { sampleRate }
 
     /// Moves the cursor: plays after this start `seconds` later.
     public func advance(by seconds: Double) {
@@ -48,24 +52,27 @@ public final class FileOutput: AudioOutput, PlaybackControl {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        let handle = PlaybackHandle(id: nextPlaybackID(), control: self, queue: queue, completion: completion)
-        guard buffer.sampleRate == sampleRate, buffer.frameCount > 0 else {
-            handle.end(.failed(PlaybackError(.unsupportedSound, detail: "the file is \(sampleRate) Hz; the sound \(buffer.sampleRate) Hz")))
-            return handle
+        play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
+    }
+
+    /// Places `source` on the timeline at the cursor, `offset` seconds in. A streamed file is
+    /// decoded whole first (the file is rendered faster than a stream could be read).
+    @discardableResult
+    public func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
+        queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        let voice: (samples: VoiceSamples, offset: Int64)
+        do {
+            voice = try source.samples(at: sampleRate, from: offset, looping: options.playCount != 1, streaming: false)
+        } catch {
+            return PlaybackHandle.failed(error, queue: queue, completion: completion)
         }
+        let handle = PlaybackHandle(id: nextPlaybackID(), control: self, queue: queue, completion: completion)
         let accepted = state.withLock { state -> Bool in
             guard !state.finished else { return false }
-            let start = state.cursor
-            var gain = Envelope(options.fadeIn > 0 ? 0 : options.volume)
-            let fadeFrames = Int64(options.fadeIn * Double(sampleRate))
-            if options.fadeIn > 0 { gain.ramp(at: start, to: options.volume, over: fadeFrames, curve: options.fadeCurve) }
-            if let replaced = options.replacing, let index = state.voices.firstIndex(where: { $0.id == replaced }) {
-                state.voices[index].stop(at: start, ramp: fadeFrames, curve: options.fadeCurve)
-                state.stopping.insert(replaced)
-            }
-            state.voices.append(
-                Voice(id: handle.id, buffer: buffer, start: start, playCount: options.playCount, gain: gain,
-                      pan: Envelope(min(1, max(-1, options.pan)))))
+            state.timeline.apply(
+                .start(id: handle.id, samples: voice.samples, offset: voice.offset, options: options), at: state.cursor)
             state.handles[handle.id] = handle
             return true
         }
@@ -73,34 +80,8 @@ public final class FileOutput: AudioOutput, PlaybackControl {
         return handle
     }
 
-    func stop(_ id: UInt64) {
-        modify(id) { voice, cursor, rate in voice.stop(at: cursor, ramp: Int64(0.0025 * rate)) }
-    }
-
-    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve) {
-        // A voice fading out to a stop keeps its ramp: a level change would undo the fade and
-        // leave a cut where it was to end.
-        guard !state.withLock({ $0.stopping.contains(id) }) else { return }
-        modify(id) { voice, cursor, rate in
-            voice.gain.ramp(at: cursor, to: volume, over: Int64(ramp * rate), curve: curve)
-        }
-    }
-
-    func fadeOut(_ id: UInt64, duration: Double, curve: Envelope.Curve) {
-        modify(id) { voice, cursor, rate in voice.stop(at: cursor, ramp: Int64(duration * rate), curve: curve) }
-        state.withLock { _ = $0.stopping.insert(id) }
-    }
-
-    func setPan(_ id: UInt64, _ pan: Float, ramp: Double) {
-        modify(id) { voice, cursor, rate in voice.pan.ramp(at: cursor, to: pan, over: Int64(ramp * rate)) }
-    }
-
-    private func modify(_ id: UInt64, _ change: (inout Voice, Int64, Double) -> Void) {
-        let rate = Double(sampleRate)
-        state.withLock { state in
-            guard let index = state.voices.firstIndex(where: { $0.id == id }) else { return }
-            change(&state.voices[index], state.cursor, rate)
-        }
+    func send(_ command: Timeline.Command) {
+        state.withLock { $0.timeline.apply(command, at: $0.cursor) }
     }
 
     /// Renders everything played so far and writes the file.
@@ -108,23 +89,21 @@ public final class FileOutput: AudioOutput, PlaybackControl {
     /// - Throws: `SoundError` if the file cannot be written; every play then ends `.failed`.
     @discardableResult
     public func finish() throws(SoundError) -> Double {
-        let (voices, handles, cursor, stopping) = state.withLock { state in
+        var (timeline, handles, cursor) = state.withLock { state in
             state.finished = true
             defer { state.handles.removeAll() }
-            return (state.voices, state.handles, state.cursor, state.stopping)
+            return (state.timeline, state.handles, state.cursor)
         }
-        let finiteEnds = voices.map(\.end).filter { $0 != .max }
-        let length = Int(max(cursor, finiteEnds.max() ?? 0))
+        let lastEnd = timeline.voices.lazy.map(\.end).filter { $0 != .max }.max() ?? 0
+        let length = Int(max(cursor, lastEnd))
         var samples = [Float](repeating: 0, count: length * 2)
         samples.withUnsafeMutableBufferPointer { output in
-            voices.withUnsafeBufferPointer { voices in
-                let block = 4_096
-                var frame = 0
-                while frame < length {
-                    let count = min(block, length - frame)
-                    Mixer.render(voices, from: Int64(frame), frameCount: count, into: output.baseAddress! + frame * 2)
-                    frame += count
-                }
+            let block = 4_096
+            var frame = 0
+            while frame < length {
+                let count = min(block, length - frame)
+                timeline.render(from: Int64(frame), frames: count, into: output.baseAddress! + frame * 2)
+                frame += count
             }
         }
         do {
@@ -134,9 +113,9 @@ public final class FileOutput: AudioOutput, PlaybackControl {
             for handle in handles.values { handle.end(.failed(PlaybackError(.outputClosed, detail: error.description))) }
             throw error
         }
-        for voice in voices {
-            handles[voice.id]?.end(voice.end == .max || stopping.contains(voice.id) ? .stopped : .finished)
-        }
+        // What has not ended where the file ends (a sound repeating forever) is cut there.
+        let ends = timeline.retire(playedUpTo: Int64(length)) + timeline.removeAll().map { ($0, PlaybackEnd.stopped) }
+        for (id, end) in ends { handles[id]?.end(end) }
         return Double(length) / Double(sampleRate)
     }
 }

@@ -27,6 +27,12 @@ public enum AudioOutputSelection {
         }
     }
 
+    /// The engine output for `configuration`, not connected yet: what the player builds its own
+    /// outputs with, so that it names no server type.
+    package static func engine(_ configuration: PulseAudioOutput.Configuration) -> any AudioOutput {
+        PulseAudioOutput(configuration: configuration)
+    }
+
     /// Where the engine will look for the server: the explicit address, `PULSE_SERVER`, or the
     /// default socket.
     public static func describe(server: String?, environment: [String: String]) -> String {

@@ -1,4 +1,4 @@
-package import Dispatch
+import Dispatch
 import Synchronization
 
 /// What a handle asks of the output that plays its sound.
@@ -24,9 +24,13 @@ public final class PlaybackHandle: Sendable {
     private weak let control: (any PlaybackControl)?
     private let completion: Mutex<(queue: DispatchQueue, body: (@Sendable (PlaybackEnd) -> Void)?)?>
 
-    /// A handle with no output behind it (a play that failed before it reached one), for the player module.
-    package convenience init(id: UInt64, queue: DispatchQueue, completion: (@Sendable (PlaybackEnd) -> Void)?) {
-        self.init(id: id, control: nil, queue: queue, completion: completion)
+    /// A play that failed before it reached an output: its completion reports `error` at once.
+    static func failed(
+        _ error: PlaybackError, queue: DispatchQueue, completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        let handle = PlaybackHandle(id: nextPlaybackID(), control: nil, queue: queue, completion: completion)
+        handle.end(.failed(error))
+        return handle
     }
 
     init(
@@ -94,4 +98,11 @@ public final class PlaybackHandle: Sendable {
         if let body { queue.async { body(reason) } }
         return true
     }
+}
+
+private let playbackIDs = Atomic<UInt64>(1)
+
+/// A process-wide unique play number.
+func nextPlaybackID() -> UInt64 {
+    playbackIDs.wrappingAdd(1, ordering: .relaxed).oldValue
 }

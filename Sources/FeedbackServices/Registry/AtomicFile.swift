@@ -10,31 +10,30 @@ package enum AtomicFile {
     ///   is untouched then.
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(SoundError) {
         let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-        let fd = retryingOnInterrupt { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
-        guard fd >= 0 else { throw SoundError(.writeFailed, source: path, detail: systemMessage(errno)) }
+        let fd: Int32
+        do {
+            fd = try System.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: mode)
+        } catch {
+            throw SoundError(.writeFailed, source: path, detail: error.description)
+        }
         var committed = false
         defer { if !committed { unlink(temporary) } }
         var failure: Int32 = 0
         if fchmod(fd, mode) != 0 { failure = errno }
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while failure == 0 && offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno != EINTR { failure = errno }
-                } else {
-                    offset += written
-                }
+        if failure == 0 {
+            do {
+                try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try System.writeAll(fd, raw) } }.get()
+            } catch {
+                failure = error.rawValue
             }
         }
         if failure == 0 && fsync(fd) != 0 { failure = errno }
         if close(fd) != 0 && failure == 0 { failure = errno }
         if failure == 0 && rename(temporary, path) != 0 { failure = errno }
-        guard failure == 0 else { throw SoundError(.writeFailed, source: path, detail: systemMessage(failure)) }
+        guard failure == 0 else { throw SoundError(.writeFailed, source: path, detail: Errno(rawValue: failure).description) }
         committed = true
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let directoryFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
+        if let directoryFD = try? System.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
             _ = fsync(directoryFD)
             close(directoryFD)
         }
@@ -47,7 +46,7 @@ package enum AtomicFile {
         for component in path.split(separator: "/") {
             current += "/\(component)"
             if mkdir(current, mode) != 0 && errno != EEXIST {
-                throw SoundError(.writeFailed, source: current, detail: systemMessage(errno))
+                throw SoundError(.writeFailed, source: current, detail: Errno.current.description)
             }
         }
     }
@@ -64,9 +63,14 @@ package enum AtomicFile {
         var bytes = [UInt8](repeating: 0, count: Int(size))
         var count = 0
         while count < bytes.count {
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { throw SoundError(.ioError(errno: errno), source: path, detail: systemMessage(errno)) }
+            let got: Int
+            do {
+                got = try bytes.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in try System.read(fd, into: raw.baseAddress! + count, count: raw.count - count) }
+                }.get()
+            } catch {
+                throw SoundError(.ioError(errno: error.rawValue), source: path, detail: error.description)
+            }
             if got == 0 { break }
             count += got
         }

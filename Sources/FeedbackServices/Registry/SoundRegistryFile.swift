@@ -144,6 +144,7 @@ public final class SoundRegistryFile: Sendable {
             guard let index = contents.sounds.firstIndex(where: { $0.id == id }) else {
                 throw SoundError(.unknownSoundID(id), source: self.path)
             }
+            contents.unknownEntryKeys[id] = nil
             return contents.sounds.remove(at: index)
         }
     }
@@ -191,6 +192,10 @@ public final class SoundRegistryFile: Sendable {
     struct Contents {
         var nextID = UInt64(SoundIDRange.persistentIDs.lowerBound)
         var sounds: [PersistentSound] = []
+        /// Keys this version does not know, at the top level and per sound: a newer version's
+        /// additions survive a change made by this one.
+        var unknownKeys: [String: JSONValue] = [:]
+        var unknownEntryKeys: [SystemSoundID: [String: JSONValue]] = [:]
     }
 
     /// The file's JSON shape.
@@ -198,6 +203,7 @@ public final class SoundRegistryFile: Sendable {
         var format: Int
         var nextID: UInt64
         var sounds: [Entry]
+        var unknown: [String: JSONValue] = [:]
 
         struct Entry: Codable {
             var id: UInt32
@@ -206,6 +212,65 @@ public final class SoundRegistryFile: Sendable {
             var limiter: Float?
             var duration: Double
             var registered: String?
+            var unknown: [String: JSONValue] = [:]
+
+            init(
+                id: UInt32, path: String, volume: Float, limiter: Float?, duration: Double, registered: String?,
+                unknown: [String: JSONValue]
+            ) {
+                self.id = id
+                self.path = path
+                self.volume = volume
+                self.limiter = limiter
+                self.duration = duration
+                self.registered = registered
+                self.unknown = unknown
+            }
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: JSONKey.self)
+                id = try container.decode(UInt32.self, forKey: "id")
+                path = try container.decode(String.self, forKey: "path")
+                volume = try container.decode(Float.self, forKey: "volume")
+                limiter = try container.decodeIfPresent(Float.self, forKey: "limiter")
+                duration = try container.decode(Double.self, forKey: "duration")
+                registered = try container.decodeIfPresent(String.self, forKey: "registered")
+                unknown = try container.unknownValues(known: ["id", "path", "volume", "limiter", "duration", "registered"])
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: JSONKey.self)
+                try container.encode(id, forKey: "id")
+                try container.encode(path, forKey: "path")
+                try container.encode(volume, forKey: "volume")
+                try container.encodeIfPresent(limiter, forKey: "limiter")
+                try container.encode(duration, forKey: "duration")
+                try container.encodeIfPresent(registered, forKey: "registered")
+                for (key, value) in unknown { try container.encode(value, forKey: JSONKey(key)) }
+            }
+        }
+
+        init(format: Int, nextID: UInt64, sounds: [Entry], unknown: [String: JSONValue]) {
+            self.format = format
+            self.nextID = nextID
+            self.sounds = sounds
+            self.unknown = unknown
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: JSONKey.self)
+            format = try container.decode(Int.self, forKey: "format")
+            nextID = try container.decode(UInt64.self, forKey: "nextID")
+            sounds = try container.decode([Entry].self, forKey: "sounds")
+            unknown = try container.unknownValues(known: ["format", "nextID", "sounds"])
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: JSONKey.self)
+            try container.encode(format, forKey: "format")
+            try container.encode(nextID, forKey: "nextID")
+            try container.encode(sounds, forKey: "sounds")
+            for (key, value) in unknown { try container.encode(value, forKey: JSONKey(key)) }
         }
     }
 
@@ -234,7 +299,7 @@ public final class SoundRegistryFile: Sendable {
         guard document.nextID <= UInt64(ids.upperBound) + 1 else {
             throw damaged("nextID \(document.nextID) is above \(UInt64(ids.upperBound) + 1)")
         }
-        var contents = Contents(nextID: document.nextID)
+        var contents = Contents(nextID: document.nextID, unknownKeys: document.unknown)
         var seen = Set<UInt32>()
         for entry in document.sounds {
             guard entry.id >= ids.lowerBound else { throw damaged("ID \(entry.id) is below \(ids.lowerBound)") }
@@ -243,8 +308,14 @@ public final class SoundRegistryFile: Sendable {
                 throw damaged("ID \(entry.id) is not below nextID \(document.nextID)")
             }
             guard entry.path.hasPrefix("/") else { throw damaged("sound \(entry.id) has a relative path '\(entry.path)'") }
+            guard !entry.path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw damaged("sound \(entry.id) has a control character in its path")
+            }
             guard entry.volume.isFinite, entry.volume >= 0 else {
                 throw damaged("sound \(entry.id) has volume \(entry.volume)")
+            }
+            guard entry.duration.isFinite, entry.duration >= 0 else {
+                throw damaged("sound \(entry.id) has duration \(entry.duration)")
             }
             var limiting = VolumeAdjustment.Limiting.clip
             if let ceiling = entry.limiter {
@@ -257,6 +328,7 @@ public final class SoundRegistryFile: Sendable {
                 PersistentSound(
                     id: entry.id, path: entry.path, volume: VolumeAdjustment(multiplier: entry.volume, limiting: limiting),
                     duration: entry.duration, registered: entry.registered))
+            if !entry.unknown.isEmpty { contents.unknownEntryKeys[entry.id] = entry.unknown }
         }
         contents.sounds.sort { $0.id < $1.id }
         return contents
@@ -268,9 +340,9 @@ public final class SoundRegistryFile: Sendable {
             if case .peakLimiter(let value) = sound.volume.limiting { ceiling = value }
             return Document.Entry(
                 id: sound.id, path: sound.path, volume: sound.volume.multiplier, limiter: ceiling,
-                duration: sound.duration, registered: sound.registered)
+                duration: sound.duration, registered: sound.registered, unknown: contents.unknownEntryKeys[sound.id] ?? [:])
         }
-        return Document(format: Self.format, nextID: contents.nextID, sounds: entries)
+        return Document(format: Self.format, nextID: contents.nextID, sounds: entries, unknown: contents.unknownKeys)
     }
 
     /// The file's new bytes; contents that `load` would call damaged are refused, never written.
@@ -298,31 +370,58 @@ public final class SoundRegistryFile: Sendable {
         if !directory.isEmpty { try AtomicFile.makeDirectories(directory, mode: 0o700) }
         let lock = try acquireLock()
         defer { close(lock) }
+        removeStaleTemporaries()
+        var info = stat()
+        if stat(path, &info) == 0 && info.st_mode & S_IWUSR == 0 {
+            throw SoundError(
+                .permissionDenied, source: path,
+                detail: "the registry is read-only (mode \(String(info.st_mode & 0o777, radix: 8))); make it writable to change it")
+        }
         var contents = try load()
         let result = try change(&contents)
         try AtomicFile.write(try encode(contents), to: path, mode: 0o600)
         return result
     }
 
+    /// Removes `registry.json.tmp-*` files: only the holder of the lock writes one, and it removes
+    /// or renames it before letting go, so while the lock is held any that exist were left by a
+    /// writer that was killed mid-write.
+    private func removeStaleTemporaries() {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let prefix = (slash.map { String(path[path.index(after: $0)...]) } ?? path) + ".tmp-"
+        guard let stream = opendir(directory.isEmpty ? "/" : directory) else { return }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix(prefix) { unlink("\(directory)/\(name)") }
+        }
+    }
+
     /// Opens `registry.json.lock` and takes an exclusive `flock` on it, waiting at most `lockTimeout`.
     /// The lock goes with the descriptor: closing it (or the process ending) releases it.
     private func acquireLock() throws(SoundError) -> Int32 {
         let lockPath = path + ".lock"
-        let fd = retryingOnInterrupt { open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-        guard fd >= 0 else {
-            let code = errno
-            let reason: SoundError.Reason = code == EACCES || code == EPERM ? .permissionDenied : .writeFailed
-            throw SoundError(reason, source: lockPath, detail: systemMessage(code))
+        let fd: Int32
+        do {
+            fd = try System.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600)
+        } catch {
+            let denied = error.rawValue == EACCES || error.rawValue == EPERM
+            throw SoundError(denied ? .permissionDenied : .writeFailed, source: lockPath, detail: error.description)
         }
-        let start = monotonicSeconds()
+        let start = MonotonicClock.now
         var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            guard code == EWOULDBLOCK || code == EINTR else {
-                close(fd)
-                throw SoundError(.ioError(errno: code), source: lockPath, detail: systemMessage(code))
+        while true {
+            do {
+                try System.flock(fd, LOCK_EX | LOCK_NB)
+                return fd
+            } catch {
+                guard error == .wouldBlock else {
+                    close(fd)
+                    throw SoundError(.ioError(errno: error.rawValue), source: lockPath, detail: error.description)
+                }
             }
-            let waited = monotonicSeconds() - start
+            let waited = MonotonicClock.now - start
             guard waited < lockTimeout else {
                 close(fd)
                 throw SoundError(.registryBusy(waited: waited), source: path)
@@ -330,7 +429,6 @@ public final class SoundRegistryFile: Sendable {
             nanosleep(&pause, nil)
             pause.tv_nsec = min(pause.tv_nsec * 2, 20_000_000)
         }
-        return fd
     }
 
     private func damaged(_ why: String) -> SoundError {
@@ -363,7 +461,7 @@ public final class SoundRegistryFile: Sendable {
         let directory = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         guard let resolved = realpath(directory.isEmpty ? "/" : directory, nil) else {
-            throw SoundError(.notFound, source: path, detail: systemMessage(errno))
+            throw SoundError(.notFound, source: path, detail: Errno.current.description)
         }
         defer { free(resolved) }
         let base = String(cString: resolved)

@@ -1,0 +1,220 @@
+/// The voices an output plays and the one set of rules by which commands change them: fade-in, a
+/// `replacing` crossfade aligned to the frame, the click-free stop ramp, fade-out, volume and pan
+/// ramps, and when and how each voice ends. Every output that mixes (the PulseAudio engine, the
+/// file output) keeps its voices here, so the rules cannot drift apart.
+///
+/// It is a pure function of the commands and the frames they were applied at: rendering a range
+/// gives the same samples however often it is asked, which lets the engine re-render audio the
+/// server has queued and lets a file output render everything at the end. A push output (the
+/// PulseAudio engine) and a pull output (a process callback, a period loop) drive it alike:
+/// `apply` commands at the frame where they take effect (the read position, or a file's cursor),
+/// `render` ranges, and `retire` voices once the frames they end at have been played.
+///
+/// Rules for a voice that is gone or already stopping:
+/// - A command for a voice that is gone (never started here, retired, or past its last frame)
+///   does nothing: the voice ends as it would have.
+/// - A stop or fade-out of a voice already stopping takes over only if it ends the voice sooner;
+///   one that ends later would cut the first fade off before it reached silence.
+/// - A volume change on a stopping voice is ignored: it would undo the fade and leave a cut where
+///   the voice ends. A pan change still applies.
+/// - A voice that a stop, fade-out or `replacing` start reached ends `.stopped`; every other voice
+///   ends `.finished` at its last frame. Each voice is reported exactly once, by `retire` or
+///   `removeAll`.
+///
+/// Real-time contract: `render` allocates nothing, locks nothing and never throws. `apply` and
+/// `retire` run on the same thread as `render` in a live output; with the capacity reserved up
+/// front they allocate nothing in the steady state (`retire` reuses its result's storage once the
+/// caller has let go of the last one), except where a change needs more envelope points or voices
+/// than reserved. `retire` frees the envelopes of the voices it takes out.
+///
+/// Thread safety: a value with no locks; whoever holds it keeps it on one thread (the engine's
+/// audio thread) or under one lock (the file output's mutex).
+struct Timeline {
+    /// A change to the timeline, applied at a frame.
+    enum Command: Sendable {
+        /// A new voice `id` (unique on this timeline) plays `samples` from their frame `offset`.
+        /// With `options.replacing`, that voice fades out over the frames this one fades in over.
+        case start(id: UInt64, samples: VoiceSamples, offset: Int64, options: PlaybackOptions)
+        /// Stops with the click-free ramp (`stopRamp` seconds).
+        case stop(id: UInt64)
+        /// Ramps to silence over `duration` seconds along `curve`, ending the voice where it arrives.
+        case fadeOut(id: UInt64, duration: Double, curve: Envelope.Curve)
+        /// Moves the gain to a level over `ramp` seconds along `curve`.
+        case volume(id: UInt64, Float, ramp: Double, curve: Envelope.Curve)
+        /// Moves the balance (−1…1) over `ramp` seconds.
+        case pan(id: UInt64, Float, ramp: Double)
+
+        /// Lets go of a command that will never be applied: a streamed voice's feeder stops.
+        func discard() {
+            if case .start(_, let samples, _, _) = self { samples.cancel() }
+        }
+    }
+
+    /// Seconds a stop ramps over: short enough to sound immediate, long enough not to click.
+    static let stopRamp = 0.0025
+
+    /// Frames per second; command durations are converted at this rate.
+    let sampleRate: Int
+    /// Frames before a command's frame that may still be rendered again (a live output's queue):
+    /// envelope points that only shape earlier frames are dropped, so envelopes stay short however
+    /// often they change. Nil keeps every point, for an output that renders the whole timeline at
+    /// the end.
+    let history: Int64?
+    /// The voices, in the order they started.
+    private(set) var voices: [Voice] = []
+    /// Voices a stop, fade-out or crossfade reached: they end `.stopped`.
+    private var stopping: Set<UInt64> = []
+    /// `retire`'s result, kept to reuse its storage.
+    private var ended: [(id: UInt64, end: PlaybackEnd)] = []
+
+    /// An empty timeline at `sampleRate`, with room for `capacity` voices before it allocates.
+    init(sampleRate: Int, history: Int64?, capacity: Int = 64) {
+        self.sampleRate = sampleRate
+        self.history = history
+        voices.reserveCapacity(capacity)
+        stopping.reserveCapacity(capacity)
+        ended.reserveCapacity(capacity)
+    }
+
+    /// Whether no voice is on the timeline.
+    var isEmpty: Bool { voices.isEmpty }
+
+    /// Applies `commands` in order, all at frame `now`.
+    mutating func apply(_ commands: some Sequence<Command>, at now: Int64) {
+        for command in commands { apply(command, at: now) }
+    }
+
+    /// Applies `command` at frame `now`: what it changes is heard from `now` on.
+    mutating func apply(_ command: Command, at now: Int64) {
+        switch command {
+        case .start(let id, let samples, let offset, let options):
+            start(id, samples, offset: offset, options: options, at: now)
+        case .stop(let id):
+            stop(id, at: now, ramp: frames(Self.stopRamp), curve: .linear)
+        case .fadeOut(let id, let duration, let curve):
+            stop(id, at: now, ramp: frames(duration), curve: curve)
+        case .volume(let id, let volume, let ramp, let curve):
+            guard !stopping.contains(id) else { return }
+            let length = frames(ramp)
+            modify(id, at: now) { $0.gain.ramp(at: now, to: volume, over: length, curve: curve) }
+        case .pan(let id, let pan, let ramp):
+            let length = frames(ramp)
+            modify(id, at: now) { $0.pan.ramp(at: now, to: pan, over: length) }
+        }
+    }
+
+    /// Renders `frames` frames from timeline frame `start` into `output` (`2 × frames`
+    /// interleaved floats), overwriting what was there.
+    func render(from start: Int64, frames: Int, into output: UnsafeMutablePointer<Float>) {
+        voices.withUnsafeBufferPointer { Mixer.render($0, from: start, frameCount: frames, into: output) }
+    }
+
+    /// Takes out every voice whose last frame lies before `frame` (all of it has been played);
+    /// their streams stop.
+    /// - Returns: each voice taken out and how it ended, in the order they ended (by last frame;
+    ///   among equals, in the order they were started).
+    mutating func retire(playedUpTo frame: Int64) -> [(id: UInt64, end: PlaybackEnd)] {
+        ended.removeAll(keepingCapacity: true)
+        while let index = firstToEnd(by: frame) {
+            let voice = voices.remove(at: index)
+            voice.source.cancel()
+            ended.append((voice.id, stopping.remove(voice.id) != nil ? .stopped : .finished))
+        }
+        return ended
+    }
+
+    /// Takes out every voice, whatever it was doing (a disconnection, or the end of a file); their
+    /// streams stop.
+    /// - Returns: their ids, in the order they started.
+    @discardableResult
+    mutating func removeAll() -> [UInt64] {
+        for voice in voices { voice.source.cancel() }
+        defer {
+            voices.removeAll(keepingCapacity: true)
+            stopping.removeAll(keepingCapacity: true)
+        }
+        return voices.map(\.id)
+    }
+
+    // MARK: -
+
+    private func frames(_ seconds: Double) -> Int64 {
+        Int64(seconds * Double(sampleRate))
+    }
+
+    private mutating func start(
+        _ id: UInt64, _ samples: VoiceSamples, offset: Int64, options: PlaybackOptions, at now: Int64
+    ) {
+        let fade = frames(options.fadeIn)
+        var gain = Envelope(options.fadeIn > 0 ? 0 : options.volume)
+        if options.fadeIn > 0 { gain.ramp(at: now, to: options.volume, over: fade, curve: options.fadeCurve) }
+        if let replaced = options.replacing {
+            // One command carries both ramps, so they start on the same frame and last as long.
+            stop(replaced, at: now, ramp: options.fadeIn > 0 ? fade : frames(Self.stopRamp), curve: options.fadeCurve)
+        }
+        voices.append(
+            Voice(id: id, source: samples, start: now, offset: offset, playCount: options.playCount, gain: gain,
+                  pan: Envelope(min(1, max(-1, options.pan)))))
+    }
+
+    private mutating func stop(_ id: UInt64, at now: Int64, ramp: Int64, curve: Envelope.Curve) {
+        guard let index = index(of: id, at: now) else { return }
+        if stopping.contains(id) && now + max(1, ramp) >= voices[index].end { return }
+        modify(at: index, now) { $0.stop(at: now, ramp: ramp, curve: curve) }
+        stopping.insert(id)
+    }
+
+    /// The voice `id` if it still sounds at `now`.
+    private func index(of id: UInt64, at now: Int64) -> Int? {
+        guard let index = voices.firstIndex(where: { $0.id == id }), voices[index].end > now else { return nil }
+        return index
+    }
+
+    private mutating func modify(_ id: UInt64, at now: Int64, _ change: (inout Voice) -> Void) {
+        guard let index = index(of: id, at: now) else { return }
+        modify(at: index, now, change)
+    }
+
+    /// Changes a voice from `now` on, then forgets what only shaped frames before the history.
+    private mutating func modify(at index: Int, _ now: Int64, _ change: (inout Voice) -> Void) {
+        change(&voices[index])
+        guard let history else { return }
+        voices[index].gain.forget(before: now - history)
+        voices[index].pan.forget(before: now - history)
+    }
+
+    /// The voice that ended first (the first started among equals), if any ended by `frame`.
+    private func firstToEnd(by frame: Int64) -> Int? {
+        var first: Int?
+        for index in voices.indices where voices[index].end <= frame {
+            if let earliest = first, voices[earliest].end <= voices[index].end { continue }
+            first = index
+        }
+        return first
+    }
+}
+
+/// An output whose voices are on a `Timeline`: what a handle asks for becomes a timeline command,
+/// applied where the output applies commands (the read position, a file's cursor).
+protocol TimelineControl: PlaybackControl {
+    /// Applies `command` now, or queues it for the thread that owns the timeline.
+    func send(_ command: Timeline.Command)
+}
+
+extension TimelineControl {
+    func stop(_ id: UInt64) {
+        send(.stop(id: id))
+    }
+
+    func setVolume(_ id: UInt64, _ volume: Float, ramp: Double, curve: Envelope.Curve) {
+        send(.volume(id: id, volume, ramp: ramp, curve: curve))
+    }
+
+    func fadeOut(_ id: UInt64, duration: Double, curve: Envelope.Curve) {
+        send(.fadeOut(id: id, duration: duration, curve: curve))
+    }
+
+    func setPan(_ id: UInt64, _ pan: Float, ramp: Double) {
+        send(.pan(id: id, pan, ramp: ramp))
+    }
+}

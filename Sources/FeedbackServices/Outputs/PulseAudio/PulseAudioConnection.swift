@@ -1,0 +1,254 @@
+internal import CPulse
+import Glibc
+
+/// The engine's PulseAudio objects (context, stream, timer) and its timeline, owned by the
+/// mainloop thread: the callbacks that fill the stream, rewrite its queued audio and retire the
+/// voices that have been played.
+///
+/// Thread safety: none of its own. It is touched only on the mainloop thread, or while holding
+/// `pa_threaded_mainloop_lock` (see `PulseAudioEngine`'s locking rule).
+final class PulseAudioConnection {
+    let configuration: PulseAudioOutput.Configuration
+    /// The engine that owns this connection; it outlives every callback (shutdown disconnects them
+    /// first).
+    unowned(unsafe) var engine: PulseAudioEngine!
+    var api: UnsafeMutablePointer<pa_mainloop_api>!
+    var context: OpaquePointer?
+    var stream: OpaquePointer?
+    var tick: OpaquePointer?
+    /// The watch on the wake-up eventfd; freed before the output goes, so that the mainloop never
+    /// calls back into a released output.
+    var wakeEvent: OpaquePointer?
+    var timeline: Timeline
+    /// Our timeline frame that the next in-order write starts at.
+    var writeIndex: Int64 = 0
+    /// The server's stream index minus ours, in frames (rewrites from the read pointer shift it).
+    var serverOffset: Int64 = 0
+    var rewritesEnabled = true
+    var idleSince: Double?
+    let scratchFrames: Int
+    let scratch: UnsafeMutablePointer<Float>
+
+    init(configuration: PulseAudioOutput.Configuration) {
+        self.configuration = configuration
+        scratchFrames = configuration.sampleRate
+        scratch = .allocate(capacity: scratchFrames * 2)
+        // Rewrites start at the read position, never more than a queue's length back.
+        timeline = Timeline(
+            sampleRate: configuration.sampleRate,
+            history: Int64(configuration.bufferDuration * Double(configuration.sampleRate)), capacity: 1024)
+    }
+
+    deinit { scratch.deallocate() }
+
+    var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    var bytesPerFrame: Int64 { 8 }
+
+    func connect() {
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, "application.name", configuration.applicationName)
+        pa_proplist_sets(properties, "media.role", configuration.mediaRole)
+        context = pa_context_new_with_proplist(api, configuration.applicationName, properties)
+        guard let context else { return engine.connectionEnded(PlaybackError(.serverUnavailable)) }
+        pa_context_set_state_callback(context, { context, userdata in
+            let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            connection.contextStateChanged(pa_context_get_state(context))
+        }, userdata)
+        if pa_context_connect(context, configuration.server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            fail(.serverUnavailable)
+        }
+    }
+
+    func contextStateChanged(_ state: pa_context_state_t) {
+        switch state {
+        case PA_CONTEXT_READY:
+            pa_operation_unref(pa_context_get_server_info(context, { _, info, userdata in
+                let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+                let name = info.map { String(cString: $0.pointee.server_name) } ?? ""
+                connection.openStream(rewrites: !SoundServerInfo.isPipeWire(serverName: name))
+            }, userdata))
+        case PA_CONTEXT_FAILED:
+            fail(stream == nil ? .serverUnavailable : .connectionLost)
+        case PA_CONTEXT_TERMINATED:
+            break
+        default:
+            break
+        }
+    }
+
+    func openStream(rewrites: Bool) {
+        rewritesEnabled = rewrites
+        let rate = configuration.sampleRate
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, "media.role", configuration.mediaRole)
+        pa_proplist_sets(properties, "media.name", "FeedbackServices engine")
+        stream = pa_stream_new_with_proplist(context, "FeedbackServices engine", &spec, nil, properties)
+        guard let stream else { return fail(.serverUnavailable) }
+        pa_stream_set_state_callback(stream, { stream, userdata in
+            let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            connection.streamStateChanged(pa_stream_get_state(stream))
+        }, userdata)
+        pa_stream_set_write_callback(stream, { _, bytes, userdata in
+            Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue().fill(bytes: bytes)
+        }, userdata)
+        pa_stream_set_underflow_callback(stream, { _, userdata in
+            Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue().engine.noteUnderflow()
+        }, userdata)
+        let queued = rewrites ? configuration.bufferDuration : min(configuration.bufferDuration, 0.02)
+        let frameBytes = UInt32(bytesPerFrame)
+        let target = UInt32(queued * Double(rate)) * frameBytes
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: target, prebuf: UInt32.max,
+            minreq: UInt32(0.005 * Double(rate)) * frameBytes, fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(
+            rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_NOT_MONOTONIC.rawValue)
+        writeIndex = 0
+        serverOffset = 0
+        if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
+            fail(.serverUnavailable)
+        }
+    }
+
+    func streamStateChanged(_ state: pa_stream_state_t) {
+        switch state {
+        case PA_STREAM_READY:
+            idleSince = nil
+            engine.streamBecameReady(rewrites: rewritesEnabled)
+        case PA_STREAM_FAILED:
+            fail(.serverUnavailable)
+        default:
+            break
+        }
+    }
+
+    /// The server asks for `bytes` more: render the next part of the timeline.
+    func fill(bytes: Int) {
+        guard let stream else { return }
+        var remaining = bytes / Int(bytesPerFrame)
+        while remaining > 0 {
+            let frames = min(remaining, scratchFrames)
+            renderAndWrite(stream, from: writeIndex, frames: frames, seek: PA_SEEK_RELATIVE)
+            writeIndex += Int64(frames)
+            remaining -= frames
+        }
+        retireVoices()
+    }
+
+    /// Re-renders from `frame` to the write position and writes it at the server's read pointer.
+    /// - Returns: whether anything was rewritten.
+    func rewrite(from frame: Int64) -> Bool {
+        guard let stream, rewritesEnabled, frame < writeIndex else { return false }
+        var start = frame
+        var seek = PA_SEEK_RELATIVE_ON_READ
+        while start < writeIndex {
+            let frames = min(Int(writeIndex - start), scratchFrames)
+            renderAndWrite(stream, from: start, frames: frames, seek: seek)
+            seek = PA_SEEK_RELATIVE
+            start += Int64(frames)
+        }
+        // The write landed at the server's real read index; learn where that was on our timeline.
+        pa_operation_unref(pa_stream_update_timing_info(stream, { stream, success, userdata in
+            guard success != 0, let info = pa_stream_get_timing_info(stream), info.pointee.write_index_corrupt == 0
+            else { return }
+            let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            connection.serverOffset = info.pointee.write_index / connection.bytesPerFrame - connection.writeIndex
+        }, userdata))
+        return true
+    }
+
+    private func renderAndWrite(_ stream: OpaquePointer, from start: Int64, frames: Int, seek: pa_seek_mode_t) {
+        timeline.render(from: start, frames: frames, into: scratch)
+        pa_stream_write(stream, scratch, frames * Int(bytesPerFrame), nil, 0, seek)
+    }
+
+    /// Where the server is reading now, on our timeline (extrapolated from the last timing
+    /// update); the write position if that is unknown.
+    func estimatedReadFrame() -> Int64 {
+        guard let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0 else {
+            return writeIndex
+        }
+        var now = timeval()
+        gettimeofday(&now, nil)
+        let stamp = info.pointee.timestamp
+        let elapsed = Double(now.tv_sec - stamp.tv_sec) + Double(now.tv_usec - stamp.tv_usec) * 1e-6
+        let serverRead = info.pointee.read_index / bytesPerFrame
+            + Int64(max(0, elapsed) * Double(configuration.sampleRate))
+        let ours = serverRead - serverOffset
+        let queued = Int64(configuration.bufferDuration * Double(configuration.sampleRate))
+        return min(writeIndex, max(writeIndex - queued, ours))
+    }
+
+    /// The last frame the server has played, on our timeline.
+    func playedFrame() -> Int64? {
+        guard let stream else { return nil }
+        var usec: pa_usec_t = 0
+        guard pa_stream_get_time(stream, &usec) == 0 else { return nil }
+        return Int64(usec) * Int64(configuration.sampleRate) / 1_000_000 - serverOffset
+    }
+
+    /// Completes voices whose last sample has been played (stopped ones once their ramp has).
+    func retireVoices() {
+        guard let played = playedFrame() else { return }
+        for (id, end) in timeline.retire(playedUpTo: played) { engine.voiceEnded(id, end) }
+    }
+
+    /// While sounds play, checks every 5 ms for finished ones; when idle long enough, closes.
+    func scheduleTick() {
+        guard tick == nil, let context else { return }
+        tick = pa_context_rttime_new(context, pa_rtclock_now() + 5_000, { api, event, _, userdata in
+            let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            api!.pointee.time_free(event)
+            connection.tick = nil
+            connection.onTick()
+        }, userdata)
+    }
+
+    func onTick() {
+        retireVoices()
+        let now = MonotonicClock.now
+        if timeline.isEmpty && !engine.hasPendingWork {
+            if let idleSince, now - idleSince >= configuration.idleTimeout {
+                disconnect()
+                engine.connectionEnded(nil)
+                return
+            }
+            if idleSince == nil { idleSince = now }
+        } else {
+            idleSince = nil
+        }
+        scheduleTick()
+    }
+
+    func fail(_ reason: PlaybackError.Reason) {
+        let detail = context.map { String(cString: pa_strerror(pa_context_errno($0))) }
+        disconnect()
+        engine.connectionEnded(PlaybackError(reason, detail: detail))
+    }
+
+    func disconnect() {
+        if let tick {
+            api.pointee.time_free(tick)
+            self.tick = nil
+        }
+        if let stream {
+            pa_stream_set_state_callback(stream, nil, nil)
+            pa_stream_set_write_callback(stream, nil, nil)
+            pa_stream_set_underflow_callback(stream, nil, nil)
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+            self.stream = nil
+        }
+        if let context {
+            pa_context_set_state_callback(context, nil, nil)
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+            self.context = nil
+        }
+        timeline.removeAll()
+        idleSince = nil
+    }
+}

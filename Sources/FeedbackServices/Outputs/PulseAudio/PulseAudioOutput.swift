@@ -1,0 +1,115 @@
+public import Dispatch
+
+/// The engine: our mixer feeding one always-open PulseAudio playback stream.
+///
+/// Latency. The stream keeps a safe 50 ms of audio queued at the server (small buffers under-run
+/// under load). When a sound starts, stops or changes, the engine re-renders the queued region with
+/// the change applied and writes it from the server's read pointer (`PA_SEEK_RELATIVE_ON_READ`), so
+/// a new sound is heard at once instead of after the queue. This works because the mix is a pure
+/// function of the timeline (see `Timeline`). Servers that do not honour such rewrites (pipewire-pulse,
+/// detected by name) get a 20 ms queue written in order instead.
+///
+/// Lifecycle. The connection opens on the first `play` (or `prepare()`), closes after
+/// `idleTimeout` without sound, and opens again on the next `play`: a sound server that went away
+/// and came back is used again. If the server dies mid-play, every sound playing ends `.failed`.
+///
+/// Threads. `play` and the handle methods never wait on the server and never take PulseAudio's
+/// lock: they queue a command under a short lock and wake the PulseAudio thread through a
+/// non-blocking eventfd. Completions run on the caller's queue, exactly once per play.
+public final class PulseAudioOutput: AudioOutput, Sendable {
+    /// How the engine connects and buffers.
+    public struct Configuration: Sendable {
+        /// The server to connect to (e.g. `unix:/run/user/1000/pulse/native`); nil for the
+        /// default (`PULSE_SERVER`, then the user's socket).
+        public var server: String?
+        /// The engine rate, in Hz; sounds must be at this rate.
+        public var sampleRate: Int
+        /// Audio kept queued at the server, in seconds.
+        public var bufferDuration: Double
+        /// Seconds without sound after which the connection is closed.
+        public var idleTimeout: Double
+        /// `application.name` the server shows for the stream.
+        public var applicationName: String
+        /// The stream's `media.role`, which the server's policy modules act on (module-role-cork,
+        /// module-role-ducking, per-role volumes): `event` for alerts and effects, `music`, `game`, …
+        public var mediaRole: String
+
+        /// Creates a configuration: default server, 48 kHz, 50 ms queue, 10 s idle timeout, role
+        /// `event`.
+        public init(
+            server: String? = nil, sampleRate: Int = 48_000, bufferDuration: Double = 0.05,
+            idleTimeout: Double = 10, applicationName: String = "FeedbackServices", mediaRole: String = "event"
+        ) {
+            self.server = server
+            self.sampleRate = sampleRate
+            self.bufferDuration = bufferDuration
+            self.idleTimeout = idleTimeout
+            self.applicationName = applicationName
+            self.mediaRole = mediaRole
+        }
+    }
+
+    /// Counters for tests and benchmarks.
+    public struct Statistics: Sendable, Equatable {
+        /// Times the server ran out of queued audio.
+        public var underflows = 0
+        /// Times queued audio was re-rendered and rewritten for a change.
+        public var rewrites = 0
+        /// Connections made (the first, and each reconnection).
+        public var connections = 0
+        /// Whether queued audio is rewritten on changes (false on servers that do not honour it).
+        public var rewritesEnabled = true
+    }
+
+    public let name = "engine (PulseAudio)"
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    private let core: PulseAudioEngine
+
+    /// Creates the engine output. Nothing connects until the first `play` or `prepare()`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        core = PulseAudioEngine(configuration: configuration)
+    }
+
+    /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
+    public var requiredSampleRate: Int? { configuration.sampleRate }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// Counters since the output was made.
+    public var statistics: Statistics { core.statistics }
+
+    /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
+    /// for the stream to be ready.
+    /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
+    public func prepare(timeout: Double = 2) throws(PlaybackError) {
+        try core.prepare(timeout: timeout)
+    }
+
+    @discardableResult
+    public func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
+        completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        core.play(buffer, options: options, queue: queue, completion: completion)
+    }
+
+    /// Starts a voice `offset` seconds into `source`: a buffer is played from there without a copy,
+    /// a streamed file is decoded a few seconds ahead on a feeder thread (its first half second
+    /// before this returns) and read from a fixed-size ring; the feeder stops when the voice ends.
+    @discardableResult
+    public func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
+        queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        core.play(source, from: offset, options: options, queue: queue, completion: completion)
+    }
+}
+
+extension PulseAudioOutput: UnderflowCounting {
+    package var underflowCount: Int { statistics.underflows }
+}
+
