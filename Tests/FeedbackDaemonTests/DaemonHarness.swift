@@ -284,13 +284,31 @@ struct SignalMonitor {
 enum LibfeedbackClient {
     /// Modes: `trigger EVENT` (once, prints the end reason), `loop-then-end EVENT SECONDS` (loops,
     /// ends it after SECONDS, prints the CLOCK_MONOTONIC times and the reason), `hold EVENT [TIMEOUT]`
-    /// (TriggerFeedback through GIO, timeout TIMEOUT or 0, prints the id, waits for its stdin to close).
+    /// (TriggerFeedback through GIO, timeout TIMEOUT or 0, prints the id, waits for its stdin to close),
+    /// `flood EVENT COUNT TIMEOUT` (COUNT triggers as fast as GIO sends them, prints how many were
+    /// accepted and each distinct error, waits for its stdin to close).
     static let script = """
         import sys, time
         import gi
         gi.require_version('Lfb', '0.0')
         from gi.repository import Lfb, GLib, Gio
         mode, event = sys.argv[1], sys.argv[2]
+        if mode == 'flood':
+            bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+            ok, errors = 0, {}
+            for _ in range(int(sys.argv[3])):
+                try:
+                    bus.call_sync('org.sigxcpu.Feedback', '/org/sigxcpu/Feedback', 'org.sigxcpu.Feedback',
+                        'TriggerFeedback', GLib.Variant('(ssa{sv}i)', ('org.example.Flood', event, {}, int(sys.argv[4]))),
+                        GLib.VariantType('(u)'), Gio.DBusCallFlags.NONE, -1, None)
+                    ok += 1
+                except GLib.Error as error:
+                    errors[error.message] = 1
+            print('ok', ok, flush=True)
+            for line in errors:
+                print('error', line, flush=True)
+            sys.stdin.read()
+            sys.exit(0)
         if mode == 'hold':
             bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
             reply = bus.call_sync('org.sigxcpu.Feedback', '/org/sigxcpu/Feedback', 'org.sigxcpu.Feedback',

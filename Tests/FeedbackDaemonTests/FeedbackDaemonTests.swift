@@ -1,3 +1,4 @@
+import FeedbackDaemon
 import FeedbackServices
 import FeedbackTestSupport
 import FoundationEssentials
@@ -135,6 +136,43 @@ struct FeedbackDaemonTests {
         owner.closeStdin()
         #expect(owner.wait(timeout: 5) == 0)
         #expect(monitor.ended(id, timeout: 2) == 2)
+    }
+
+    @Test func concurrentFeedbacksPerClientAreLimited() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let limit = FeedbackService.Limits().feedbacksPerClient
+        let client = try harness.python("flood", "button-pressed", "\(limit + 2)", "0", holdStdin: true)
+        let accepted = try #require(client.waitForOutput(containing: "ok ", timeout: 10), "\(client.errors)")
+        #expect(accepted == "ok \(limit)")
+        #expect(client.output.contains("org.freedesktop.DBus.Error.LimitsExceeded"), "\(client.output)")
+        #expect(client.output.contains("concurrent feedbacks per client"), "the error names the limit: \(client.output)")
+        // Another client is not held back by this one.
+        let other = harness.callFeedback(
+            "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.Other", "no-such-event", "{}", "-1"])
+        #expect(other.status == 0, "\(other.errors)")
+        // Its loops end when it leaves.
+        client.closeStdin()
+        #expect(client.wait(timeout: 5) == 0)
+        for id in UInt32(1)...UInt32(limit) { #expect(monitor.ended(id, timeout: 2) == 2) }
+    }
+
+    @Test func triggerRatePerClientIsLimited() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let limits = FeedbackService.Limits()
+        let client = try harness.python("flood", "no-such-event", "\(Int(limits.triggerBurst) * 2)", "-1", holdStdin: true)
+        let line = try #require(client.waitForOutput(containing: "ok ", timeout: 10), "\(client.errors)")
+        let accepted = try #require(Int(line.dropFirst(3)))
+        // The burst, plus what refilled while the calls went out.
+        #expect(accepted >= Int(limits.triggerBurst) && accepted < Int(limits.triggerBurst * 1.5), "\(accepted) accepted")
+        #expect(client.output.contains("org.freedesktop.DBus.Error.LimitsExceeded"), "\(client.output)")
+        #expect(client.output.contains("trigger rate"), "the error names the limit: \(client.output)")
+        // Budgets are per client: a new one has its own.
+        client.closeStdin()
+        let again = try harness.python("flood", "no-such-event", "5", "-1", holdStdin: true)
+        #expect(again.waitForOutput(containing: "ok ", timeout: 10) == "ok 5", "a new client has its own budget")
     }
 
     @Test func profileRoundTripIsTheSettingsProfile() throws {

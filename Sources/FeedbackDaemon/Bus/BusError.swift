@@ -29,6 +29,11 @@ package struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
         BusError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: message)
     }
 
+    /// `org.freedesktop.DBus.Error.LimitsExceeded`: the caller reached a limit (the message names it).
+    package static func limitsExceeded(_ message: String) -> BusError {
+        BusError(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message)
+    }
+
     /// `org.freedesktop.DBus.Error.Failed`: anything else.
     package static func failed(_ message: String) -> BusError {
         BusError(name: "org.freedesktop.DBus.Error.Failed", message: message)

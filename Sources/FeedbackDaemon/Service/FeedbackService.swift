@@ -31,6 +31,11 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// used in logs, never for permission. `Profile` is `FeedbackSettings`' profile, the one
 /// `feedbackctl profile` sets; writing it stores it there and emits `PropertiesChanged`.
 ///
+/// Clients are not trusted, so each is bounded (`Limits`): feedbacks running at once, and triggers
+/// a second (a token bucket). A trigger over a limit is refused with
+/// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit; so is one over the
+/// service's total, so that the service never grows without bound whatever the number of clients.
+///
 /// One line goes to the log for every feedback that did not play as asked: the event, the client,
 /// the app id and why.
 ///
@@ -60,8 +65,25 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// reports them ended anyway.
     static let shutdownGrace = 0.5
 
+    /// How much one client, and all of them together, may ask for. A value; safe to share across threads.
+    package struct Limits: Sendable, Equatable {
+        /// Feedbacks one client may have running at once.
+        package var feedbacksPerClient = 16
+        /// Feedbacks running at once, all clients together.
+        package var feedbacks = 256
+        /// Triggers a second one client may send, sustained.
+        package var triggersPerSecond = 20.0
+        /// Triggers one client may send at once after a quiet spell (the bucket's size).
+        package var triggerBurst = 40.0
+
+        /// The defaults.
+        package init() {}
+    }
+
     /// Where every feedback plays.
     package let manager: FeedbackManager
+    /// The limits in force.
+    package let limits: Limits
     private let log: @Sendable (String) -> Void
     private let completions = DispatchQueue(label: "FeedbackService.completions")
 
@@ -76,9 +98,17 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var reason: FeedbackEndReason?
     }
 
+    /// A client's trigger budget: tokens refill at `triggersPerSecond` up to `triggerBurst`.
+    private struct Bucket {
+        var tokens: Double
+        var time: Double
+    }
+
     private struct State {
         var theme: FeedbackTheme
         var feedbacks: [UInt32: Ongoing] = [:]
+        /// By unique name; removed when the client leaves the bus, so bounded by the bus's clients.
+        var buckets: [String: Bucket] = [:]
         var nextID: UInt32 = 1
         var stopping = false
         var stopped = false
@@ -86,9 +116,14 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
     private let state: Mutex<State>
 
-    /// A service giving `theme`'s feedback through `manager`; `log` receives one line at a time.
-    package init(manager: FeedbackManager, theme: FeedbackTheme, log: @escaping @Sendable (String) -> Void) {
+    /// A service giving `theme`'s feedback through `manager` within `limits`; `log` receives one
+    /// line at a time.
+    package init(
+        manager: FeedbackManager, theme: FeedbackTheme, limits: Limits = Limits(),
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.manager = manager
+        self.limits = limits
         self.log = log
         state = Mutex(State(theme: theme))
     }
@@ -158,14 +193,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             throw .invalidArgs("timeout \(timeout): −1 plays once, 0 until ended, N > 0 for N seconds")
         }
         let profile = manager.profile
-        let lookup = state.withLock { state -> (id: UInt32, feedbacks: [ThemeFeedback])? in
-            guard !state.stopping else { return nil }
+        let now = MonotonicClock.now
+        let lookup = state.withLock { state -> Result<(id: UInt32, feedbacks: [ThemeFeedback]), BusError> in
+            guard !state.stopping else { return .failure(.failed("feedbackservicesd is stopping")) }
+            if let refusal = admit(client, now: now, state: &state) { return .failure(refusal) }
             var id = state.nextID
             while id == 0 || state.feedbacks[id] != nil { id &+= 1 }
             state.nextID = id &+ 1
-            return (id, state.theme.feedbacks(for: event, profile: profile))
+            return .success((id, state.theme.feedbacks(for: event, profile: profile)))
         }
-        guard let (id, feedbacks) = lookup else { throw .failed("feedbackservicesd is stopping") }
+        let (id, feedbacks) = try lookup.get()
         let who = "client \(client), app id '\(appID)'"
         let effect = feedbacks.lazy.compactMap { feedback -> String? in
             if case .sound(let effect) = feedback { effect } else { nil }
@@ -196,6 +233,29 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         return id
     }
 
+    /// Why `client` may not trigger now, if it may not: a limit it reached. Takes a token when it may.
+    private func admit(_ client: String, now: Double, state: inout State) -> BusError? {
+        var bucket = state.buckets[client] ?? Bucket(tokens: limits.triggerBurst, time: now)
+        bucket.tokens = min(limits.triggerBurst, bucket.tokens + (now - bucket.time) * limits.triggersPerSecond)
+        bucket.time = now
+        defer { state.buckets[client] = bucket }
+        guard bucket.tokens >= 1 else {
+            return .limitsExceeded(
+                "trigger rate: client \(client) sent more than \(Int(limits.triggersPerSecond)) triggers a second "
+                    + "(after a burst of \(Int(limits.triggerBurst)))")
+        }
+        let own = state.feedbacks.values.lazy.filter { $0.client == client }.count
+        guard own < limits.feedbacksPerClient else {
+            return .limitsExceeded(
+                "concurrent feedbacks per client: client \(client) has \(own) running, the most one client may have")
+        }
+        guard state.feedbacks.count < limits.feedbacks else {
+            return .limitsExceeded("concurrent feedbacks: \(limits.feedbacks) are running, the most the service runs")
+        }
+        bucket.tokens -= 1
+        return nil
+    }
+
     private func endFeedback(_ id: UInt32, client: String, bus: BusContext) throws(BusError) {
         // An id that already ended is not an error: a client's EndFeedback may cross its FeedbackEnded.
         guard let owner = state.withLock({ $0.feedbacks[id]?.client }) else { return }
@@ -214,7 +274,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
 
     private func clientLeft(_ name: String, bus: BusContext) {
-        let ids = state.withLock { state in state.feedbacks.filter { $0.value.client == name && !$0.value.once }.map(\.key) }
+        let ids = state.withLock { state in
+            state.buckets[name] = nil
+            return state.feedbacks.filter { $0.value.client == name && !$0.value.once }.map(\.key)
+        }
         for id in ids { end(id, reason: .explicit) }
     }
 
