@@ -65,10 +65,12 @@ let package = Package(
             name: "FeedbackDaemon",
             dependencies: ["FeedbackServices", "CSystemd"],
             swiftSettings: strict),
+        // Linked like feedbackctl, so that the installed service does not depend on the toolchain's place.
         .executableTarget(
             name: "feedbackservicesd",
             dependencies: ["FeedbackDaemon"],
-            swiftSettings: strict),
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
         .target(
             name: "SoundSynthesis",
             swiftSettings: strict),

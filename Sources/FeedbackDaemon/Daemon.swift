@@ -6,8 +6,8 @@ import Glibc
 ///
 /// Exit codes (sysexits.h): 0 after SIGTERM/SIGINT or when another instance took the name over
 /// (`--replace`); 64 for a usage error; 66 when the theme cannot be read; 69 when the session bus
-/// cannot be reached or another process owns `org.sigxcpu.Feedback` and did not let it go (the
-/// message names its PID and how to stop it).
+/// cannot be reached or goes away, or another process owns `org.sigxcpu.Feedback` and did not let
+/// it go (the message names its PID and how to stop it).
 package enum Daemon {
     /// The usage text `--help` prints.
     package static let usage = """
@@ -107,7 +107,10 @@ package enum Daemon {
             log("Error: \(error.message)")
             return 69
         }
-        connection.join()
+        guard connection.join() == 0 else {
+            log("the session bus connection broke; stopping")
+            return 69
+        }
         return 0
     }
 

@@ -151,7 +151,8 @@ final class DaemonHarness: @unchecked Sendable {
     private let bus: TestProcess
     private(set) var daemon: TestProcess?
 
-    init(pulse: PulseAudioTestServer) throws {
+    /// A bus whose only service directory is `services` (an empty one of the harness's own by default).
+    init(pulse: PulseAudioTestServer, services: String? = nil) throws {
         try DaemonTools.require()
         self.pulse = pulse
         mkdir(directory.file("services"), 0o700)
@@ -162,7 +163,7 @@ final class DaemonHarness: @unchecked Sendable {
             <busconfig>
               <type>session</type>
               <listen>unix:path=\(directory.file("bus"))</listen>
-              <servicedir>\(directory.file("services"))</servicedir>
+              <servicedir>\(services ?? directory.file("services"))</servicedir>
               <policy context="default">
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
@@ -171,25 +172,39 @@ final class DaemonHarness: @unchecked Sendable {
             </busconfig>
             """
         directory.write(Array(config.utf8), to: "bus.conf")
+        // What it activates inherits its environment (and gets the bus's address from it).
         bus = try TestProcess(
             DaemonTools.dbusDaemon, ["--config-file=\(directory.file("bus.conf"))", "--nofork", "--print-address=1"],
-            environment: ["PATH": "/usr/bin:/bin"])
+            environment: Self.environment(directory: directory, pulse: pulse))
         guard let line = bus.waitForOutput(containing: "unix:", timeout: 10) else {
             throw TestFailure("dbus-daemon printed no address: \(bus.errors)")
         }
         address = line
     }
 
+    /// Kills the bus (SIGKILL), as the end of a session does.
+    func killBus() {
+        bus.signal(SIGKILL)
+        bus.wait(timeout: 5)
+    }
+
+    /// What the bus and the services it activated wrote to standard error.
+    var busErrors: String { bus.errors }
+
     /// The environment every program on this bus gets: the bus, the sound server, a home and
     /// configuration of the test's own, and `extra`.
     func environment(_ extra: [String: String] = [:]) -> [String: String] {
-        var environment = [
-            "PATH": "/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS": address, "PULSE_SERVER": pulse.server,
-            "HOME": directory.file("home"), "XDG_CONFIG_HOME": directory.file("home/.config"),
-            "XDG_RUNTIME_DIR": directory.path, "LANG": "C.UTF-8",
-        ]
+        var environment = Self.environment(directory: directory, pulse: pulse)
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
         environment.merge(extra) { $1 }
         return environment
+    }
+
+    private static func environment(directory: TemporaryDirectory, pulse: PulseAudioTestServer) -> [String: String] {
+        [
+            "PATH": "/usr/bin:/bin", "PULSE_SERVER": pulse.server, "HOME": directory.file("home"),
+            "XDG_CONFIG_HOME": directory.file("home/.config"), "XDG_RUNTIME_DIR": directory.path, "LANG": "C.UTF-8",
+        ]
     }
 
     /// Starts feedbackservicesd as a user would by hand and waits until it owns the name; checks

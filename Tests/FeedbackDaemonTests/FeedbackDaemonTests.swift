@@ -245,6 +245,48 @@ struct FeedbackDaemonTests {
         #expect(harness.ownerPID() == feedbackd.pid)
     }
 
+    @Test func busActivationStartsTheInstalledService() throws {
+        // scripts/install into a prefix of the test's own, from the programs this run built.
+        let prefix = TemporaryDirectory()
+        var root = "\(#filePath)"
+        for _ in 0..<3 { root = String(root[..<root.lastIndex(of: "/")!]) }
+        let build = String(builtProduct("feedbackservicesd").dropLast("/feedbackservicesd".count))
+        let install = runProcess("/bin/bash", ["\(root)/scripts/install", "--from-build", build, prefix.path])
+        try #require(install.status == 0, "\(install.errors)")
+        let installed = prefix.file("bin/feedbackservicesd")
+        let activation = try String(
+            contentsOfFile: prefix.file("share/dbus-1/services/org.sigxcpu.Feedback.service"), encoding: .utf8)
+        #expect(activation.contains("Exec=\(installed)\n"))
+        let unit = try String(contentsOfFile: prefix.file("share/systemd/user/feedbackservicesd.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=\(installed)\n") && unit.contains("BusName=org.sigxcpu.Feedback\n"))
+
+        let harness = try DaemonHarness(pulse: pulse, services: prefix.file("share/dbus-1/services"))
+        #expect(harness.activatableNames().contains("org.sigxcpu.Feedback"))
+        #expect(harness.ownerPID() == nil)
+        let start = recorder.frameCount
+        // The first call starts it.
+        let reply = harness.callFeedback(
+            "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "message-new-instant", "{}", "-1"])
+        #expect(reply.output == "(uint32 1,)\n", "\(reply.errors)")
+        let pid = try #require(harness.ownerPID())
+        defer { kill(pid, SIGTERM) }
+        var executable = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &executable, executable.count - 1)
+        #expect(String(decoding: executable.prefix(max(count, 0)).map { UInt8(bitPattern: $0) }, as: UTF8.self) == installed)
+        #expect(recorder.firstSound(after: start, timeout: 2) != nil)
+        // It found the feedback theme installed beside it, not this source tree's.
+        let theme = prefix.file("share/feedbackservices/themes/feedbackservices.json")
+        #expect(harness.busErrors.contains("feedback theme 'feedbackservices' (\(theme))"), "\(harness.busErrors)")
+    }
+
+    @Test func theServiceStopsWhenItsBusGoesAway() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        harness.killBus()
+        #expect(daemon.wait(timeout: 2) == 69, "\(daemon.errors)")
+        #expect(daemon.errors.contains("the session bus connection broke"))
+    }
+
     @Test func replaceTakesOverOurOwnInstance() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let first = try harness.startDaemon()

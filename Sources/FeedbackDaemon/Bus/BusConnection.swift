@@ -25,6 +25,7 @@ package final class BusConnection: @unchecked Sendable {
     private let jobs = Mutex<[@Sendable (BusContext) -> Void]>([])
     private let started = Atomic<Bool>(false)
     private let thread = Mutex<Thread?>(nil)
+    private let exitCode = Atomic<Int32>(0)
     /// Slots, vtables, argument-name strings and handler boxes that must live as long as the bus.
     var registrations = Registrations()
 
@@ -39,6 +40,8 @@ package final class BusConnection: @unchecked Sendable {
     private init(bus: OpaquePointer, description: String) throws(BusError) {
         self.bus = bus
         _ = sd_bus_set_description(bus, description)
+        // A connection that breaks (the bus went away) ends the loop with exit code 1.
+        _ = sd_bus_set_exit_on_disconnect(bus, 1)
         var event: OpaquePointer?
         let made = sd_event_new(&event)
         guard made >= 0, let event else {
@@ -102,9 +105,11 @@ package final class BusConnection: @unchecked Sendable {
         }
     }
 
-    /// Waits for the loop to end (after `BusContext.exit()`).
-    package func join() {
+    /// Waits for the loop to end and returns how it ended: 0 after `BusContext.exit()`, else the
+    /// connection broke (or the loop failed).
+    package func join() -> Int32 {
         thread.withLock({ $0 })?.join()
+        return exitCode.load(ordering: .acquiring)
     }
 
     /// Runs `job` on the bus thread, after the message being handled (if any) and in the order
@@ -115,7 +120,7 @@ package final class BusConnection: @unchecked Sendable {
     }
 
     private func loop() {
-        _ = sd_event_loop(event)
+        exitCode.store(sd_event_loop(event), ordering: .releasing)
         // The signals and replies the last jobs queued go out before the connection closes.
         _ = sd_bus_flush(bus)
     }
