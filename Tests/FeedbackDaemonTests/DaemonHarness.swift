@@ -31,115 +31,6 @@ enum DaemonTools {
     }
 }
 
-/// A program started for a test, with its standard input held open (when asked) and its output in
-/// files; killed and reaped when released, and by a watchdog if the test run dies.
-final class TestProcess: @unchecked Sendable {
-    // Locking rule: `status` and `stdinFD` are touched by the test that owns the process, one call
-    // at a time.
-    let pid: pid_t
-    private let directory = TemporaryDirectory()
-    private var stdinFD: Int32 = -1
-    private var status: Int32?
-
-    init(_ path: String, _ arguments: [String], environment: [String: String], holdStdin: Bool = false) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var pipeFDs: [Int32] = [-1, -1]
-        if holdStdin {
-            guard pipe(&pipeFDs) == 0 else { throw TestFailure("pipe failed") }
-            // Other children started meanwhile must not hold the write end (stdin would never close).
-            for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            posix_spawn_file_actions_adddup2(&actions, pipeFDs[0], 0)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        }
-        posix_spawn_file_actions_addopen(&actions, 1, directory.file("out"), O_WRONLY | O_CREAT, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, directory.file("err"), O_WRONLY | O_CREAT, 0o600)
-        // A child of a pool thread would inherit its blocked signals; start it as a shell would.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        if holdStdin { close(pipeFDs[0]) }
-        guard result == 0 else {
-            if holdStdin { close(pipeFDs[1]) }
-            throw TestFailure("cannot start \(path): \(String(cString: strerror(result)))")
-        }
-        self.pid = pid
-        stdinFD = holdStdin ? pipeFDs[1] : -1
-        killWhenTestsEnd(pid)
-    }
-
-    deinit {
-        closeStdin()
-        if status == nil {
-            kill(pid, SIGKILL)
-            var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-        }
-    }
-
-    /// Closes its standard input (fbcli then ends its feedback).
-    func closeStdin() {
-        if stdinFD >= 0 { close(stdinFD) }
-        stdinFD = -1
-    }
-
-    /// Writes a line to its standard input.
-    func send(_ line: String) {
-        _ = (line + "\n").withCString { write(stdinFD, $0, strlen($0)) }
-    }
-
-    func signal(_ signal: Int32) {
-        kill(pid, signal)
-    }
-
-    /// Its exit status (128 + signal when killed), waiting up to `timeout` seconds; nil if it still runs.
-    @discardableResult
-    func wait(timeout: Double) -> Int32? {
-        if let status { return status }
-        let deadline = MonotonicClock.now + timeout
-        repeat {
-            var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid {
-                status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-                return status
-            }
-            usleep(2_000)
-        } while MonotonicClock.now < deadline
-        return nil
-    }
-
-    var output: String { read("out") }
-    var errors: String { read("err") }
-
-    /// Waits until its standard output has a line containing `text`; returns that line.
-    func waitForOutput(containing text: String, timeout: Double) -> String? {
-        let deadline = MonotonicClock.now + timeout
-        repeat {
-            if let line = output.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
-            usleep(5_000)
-        } while MonotonicClock.now < deadline
-        return nil
-    }
-
-    private func read(_ name: String) -> String {
-        String(decoding: FileManager.default.contents(atPath: directory.file(name)) ?? Data(), as: UTF8.self)
-    }
-}
-
 /// A private session bus whose only service directory is an empty one of ours (so Debian's
 /// feedbackd activation file cannot answer), with the daemon, clients and a signal monitor on it,
 /// all playing into the suite's private PulseAudio.
@@ -148,8 +39,8 @@ final class DaemonHarness: @unchecked Sendable {
     let directory = TemporaryDirectory()
     let pulse: PulseAudioTestServer
     let address: String
-    private let bus: TestProcess
-    private(set) var daemon: TestProcess?
+    private let bus: ChildProcess
+    private(set) var daemon: ChildProcess?
 
     /// A bus whose only service directory is `services` (an empty one of the harness's own by default).
     init(pulse: PulseAudioTestServer, services: String? = nil) throws {
@@ -173,7 +64,7 @@ final class DaemonHarness: @unchecked Sendable {
             """
         directory.write(Array(config.utf8), to: "bus.conf")
         // What it activates inherits its environment (and gets the bus's address from it).
-        bus = try TestProcess(
+        bus = try ChildProcess(
             DaemonTools.dbusDaemon, ["--config-file=\(directory.file("bus.conf"))", "--nofork", "--print-address=1"],
             environment: Self.environment(directory: directory, pulse: pulse))
         guard let line = bus.waitForOutput(containing: "unix:", timeout: 10) else {
@@ -210,9 +101,9 @@ final class DaemonHarness: @unchecked Sendable {
     /// Starts feedbackservicesd as a user would by hand and waits until it owns the name; checks
     /// that the owner is this process (nothing was activated instead).
     @discardableResult
-    func startDaemon(_ arguments: [String] = [], environment extra: [String: String] = [:]) throws -> TestProcess {
+    func startDaemon(_ arguments: [String] = [], environment extra: [String: String] = [:]) throws -> ChildProcess {
         #expect(!activatableNames().contains("org.sigxcpu.Feedback"), "the private bus must not activate feedbackd")
-        let daemon = try TestProcess(builtProduct("feedbackservicesd"), arguments, environment: environment(extra))
+        let daemon = try ChildProcess(builtProduct("feedbackservicesd"), arguments, environment: environment(extra))
         let deadline = MonotonicClock.now + 10
         while ownerPID() != daemon.pid {
             guard MonotonicClock.now < deadline, daemon.wait(timeout: 0) == nil else {
@@ -257,7 +148,7 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Starts `gdbus monitor` on the service and waits until it watches.
     func monitor() throws -> SignalMonitor {
-        let process = try TestProcess(
+        let process = try ChildProcess(
             DaemonTools.gdbus, ["monitor", "--session", "--dest", "org.sigxcpu.Feedback"], environment: environment())
         guard process.waitForOutput(containing: "Monitoring", timeout: 10) != nil else {
             throw TestFailure("gdbus monitor did not start: \(process.errors)")
@@ -268,8 +159,8 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Runs a libfeedback/GIO client script (`LibfeedbackClient`) with /usr/bin/python3.
-    func python(_ mode: String, _ arguments: String..., holdStdin: Bool = false) throws -> TestProcess {
-        try TestProcess(
+    func python(_ mode: String, _ arguments: String..., holdStdin: Bool = false) throws -> ChildProcess {
+        try ChildProcess(
             DaemonTools.python, ["-u", "-c", LibfeedbackClient.script, mode] + arguments,
             environment: environment(), holdStdin: holdStdin)
     }
@@ -277,7 +168,7 @@ final class DaemonHarness: @unchecked Sendable {
 
 /// `gdbus monitor` on org.sigxcpu.Feedback: the signals it printed.
 struct SignalMonitor {
-    let process: TestProcess
+    let process: ChildProcess
 
     /// The reason of `FeedbackEnded` for `id`, waiting up to `timeout` seconds.
     func ended(_ id: UInt32, timeout: Double) -> UInt32? {

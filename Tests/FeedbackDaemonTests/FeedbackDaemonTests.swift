@@ -20,9 +20,9 @@ struct FeedbackDaemonTests {
 
     /// fbcli looping message-new-instant (timeout 0) until its standard input closes, once its
     /// sound is heard.
-    private func loopingFbcli(_ harness: DaemonHarness) throws -> TestProcess {
+    private func loopingFbcli(_ harness: DaemonHarness) throws -> ChildProcess {
         let start = recorder.frameCount
-        let fbcli = try TestProcess(
+        let fbcli = try ChildProcess(
             DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),
             holdStdin: true)
         _ = try #require(recorder.firstSound(after: start, timeout: 5), "fbcli's feedback was not heard: \(fbcli.errors)")
@@ -34,7 +34,7 @@ struct FeedbackDaemonTests {
         try harness.startDaemon()
         let start = recorder.frameCount
         // fbcli ends its feedback when its standard input closes: hold it open.
-        let fbcli = try TestProcess(
+        let fbcli = try ChildProcess(
             DaemonTools.fbcli, ["-E", "message-new-instant"], environment: harness.environment(), holdStdin: true)
         let onset = try #require(recorder.firstSound(after: start, timeout: 5), "nothing reached the sound server")
         #expect(fbcli.wait(timeout: 5) == 0, "fbcli: \(fbcli.output) \(fbcli.errors)")
@@ -182,7 +182,7 @@ struct FeedbackDaemonTests {
         let properties = "org.freedesktop.DBus.Properties"
         #expect(harness.callFeedback("\(properties).Get", ["org.sigxcpu.Feedback", "Profile"]).output == "(<'full'>,)\n")
         // fbcli -P sets it as feedbackd's users do.
-        let fbcli = try TestProcess(DaemonTools.fbcli, ["-P", "quiet"], environment: harness.environment())
+        let fbcli = try ChildProcess(DaemonTools.fbcli, ["-P", "quiet"], environment: harness.environment())
         #expect(fbcli.wait(timeout: 5) == 0, "\(fbcli.errors)")
         #expect(harness.callFeedback("\(properties).Get", ["org.sigxcpu.Feedback", "Profile"]).output == "(<'quiet'>,)\n")
         #expect(monitor.process.waitForOutput(containing: "{'Profile': <'quiet'>}", timeout: 2) != nil, "\(monitor.output)")
@@ -230,7 +230,7 @@ struct FeedbackDaemonTests {
     @Test func nameTakenExitsWithTheOwnersPID() throws {
         let harness = try DaemonHarness(pulse: pulse)
         // feedbackd owns the name and does not let it go.
-        let feedbackd = try TestProcess(DaemonTools.feedbackd, [], environment: harness.environment())
+        let feedbackd = try ChildProcess(DaemonTools.feedbackd, [], environment: harness.environment())
         let deadline = MonotonicClock.now + 10
         while harness.ownerPID() != feedbackd.pid && MonotonicClock.now < deadline { usleep(20_000) }
         try #require(harness.ownerPID() == feedbackd.pid, "feedbackd did not start: \(feedbackd.errors)")
