@@ -128,9 +128,6 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         state = Mutex(State(theme: theme))
     }
 
-    /// The theme in use.
-    package var theme: FeedbackTheme { state.withLock { $0.theme } }
-
     /// Serves the interface on `bus` and follows clients leaving the bus.
     package func export(on bus: BusContext) throws(BusError) {
         try bus.export(path: Self.objectPath, interface: Self.interface, members: Self.members, handler: self)
@@ -147,6 +144,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
 
     // MARK: - BusObjectHandler
 
+    /// `TriggerFeedback` and `EndFeedback`.
     package func call(_ message: BusMessage, bus: BusContext) throws(BusError) -> [BusValue] {
         switch message.member {
         case "TriggerFeedback":
@@ -163,15 +161,20 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
     }
 
+    /// `Profile`: the profile the next feedback obeys.
     package func get(_ name: String, bus: BusContext) throws(BusError) -> BusValue {
         guard name == "Profile" else { throw .invalidArgs("no property \(name)") }
         return .string(manager.profile.rawValue)
     }
 
+    /// `Profile`: stored in the settings file, then announced with `PropertiesChanged`.
     package func set(_ name: String, to value: BusValue, bus: BusContext) throws(BusError) {
         guard name == "Profile" else { throw .invalidArgs("no property \(name)") }
         guard let text = value.string, let profile = FeedbackProfile(rawValue: text) else {
             throw .invalidArgs("'\(value.string?.prefix(Self.maximumNameLength) ?? "")' is not a profile: full, quiet or silent")
+        }
+        if let fixed = manager.settings.environmentProfile {
+            throw .failed("the profile is fixed at \(fixed.rawValue) by \(FeedbackSettings.environmentVariable) in the service's environment")
         }
         do {
             try manager.settings.store(profile)
