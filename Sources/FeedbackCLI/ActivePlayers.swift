@@ -23,7 +23,7 @@ enum ActivePlayers {
     /// Lets this process announce itself when it plays (called by `main`; in-process runs, as in
     /// tests, never announce themselves).
     static func enable(arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) {
-        let what = (["feedbackctl"] + arguments.filter { $0 != "--no-wait" }).joined(separator: " ")
+        let what = (["feedbackctl"] + arguments.filter { !SoundArguments.noWait.matches($0) }).joined(separator: " ")
         enabled.withLock { $0 = (directory(environment: environment), what) }
     }
 

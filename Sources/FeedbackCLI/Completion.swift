@@ -1,74 +1,26 @@
 import FeedbackServices
 
-/// The bash and zsh completion scripts of feedbackctl, generated from the commands' own help
-/// (`HelpText`): the commands and their abstracts from the overview, each command's options from
-/// its OPTIONS (an option with a value name takes a value), and what to offer for arguments and
-/// values from their names (`Kind`).
+/// The bash and zsh completion scripts of feedbackctl, generated from the commands' declarations:
+/// the commands and their abstracts, each command's options (`Subcommand.allOptions`) and
+/// arguments, and for each value what its `ValueKind` says to offer.
 ///
 /// System sound IDs and event names come from `SystemSoundCatalog` when the script is generated,
 /// as a fixed list: completion has to answer at once, and the catalog changes only with the code,
 /// when `scripts/generate-docs` is run again (a test fails until it is).
 enum Completion {
-    /// What is offered for an argument or an option's value.
-    enum Kind: Equatable {
-        case files
-        case directories
-        case commands
-        case soundIDs
-        case events
-        case words([String])
-    }
+    /// The bash completion script of feedbackctl.
+    static var bash: String { bash(FeedbackCommand.subcommands) }
 
-    /// What to offer for an argument or value named `name` in the help (`FILE`, `ID|EVENT`,
-    /// `full|quiet|silent`): the words of a lower-case list; files for FILE and PATH, directories
-    /// for DIR and DIRS, command names for COMMAND, theme events for EVENT, and the system sound IDs
-    /// for an ID that may also be an event or a file (`fire`, `volume`). An ID on its own names a
-    /// registered sound, which only the running program knows, so nothing is offered.
-    static func kinds(for name: String) -> [Kind] {
-        let alternatives = name.split(separator: "|").map(String.init)
-        if alternatives.allSatisfy({ $0.first?.isLowercase ?? false }) { return [.words(alternatives)] }
-        return alternatives.compactMap { alternative in
-            switch alternative {
-            case "FILE", "PATH": .files
-            case "DIR", "DIRS": .directories
-            case "COMMAND": .commands
-            case "EVENT": .events
-            case "ID" where alternatives.count > 1: .soundIDs
-            default: nil
-            }
-        }
-    }
-
-    /// One command as the scripts see it.
-    struct Command {
-        let name: String
-        let abstract: String
-        let options: [HelpText.Option]
-        let positionals: [HelpText.Positional]
-
-        init(_ command: any Subcommand.Type) {
-            let help = HelpText(command.help)
-            name = command.name
-            abstract = command.abstract
-            options = help.options
-            positionals = help.positionals
-        }
-
-        var optionNames: [String] { options.flatMap(\.names) }
-        var valueOptions: [HelpText.Option] { options.filter { $0.valueName != nil } }
-    }
-
-    static var commands: [Command] { FeedbackCommand.subcommands.map(Command.init) }
-
-    /// The options that go before a command (`feedbackctl --version`).
-    static var globalOptions: [HelpText.Option] { HelpText(FeedbackCommand.overview).options }
+    /// The zsh completion function of feedbackctl.
+    static var zsh: String { zsh(FeedbackCommand.subcommands) }
 
     // MARK: bash
 
-    /// The bash completion script (for bash-completion's `completions/` directory, or to `source`).
-    static var bash: String {
+    /// The bash completion script for `commands` (for bash-completion's `completions/` directory,
+    /// or to `source`).
+    static func bash(_ commands: [any Subcommand.Type]) -> String {
         var script = """
-            # bash completion for feedbackctl(1), generated from the commands' help by
+            # bash completion for feedbackctl(1), generated from the commands' declarations by
             # 'feedbackctl completion bash' (scripts/generate-docs writes it to
             # share/bash-completion/completions/feedbackctl). Do not edit.
 
@@ -114,7 +66,7 @@ enum Completion {
                     esac
                 done
                 if [[ -z $command ]]; then
-                    _feedbackctl_words "$cur" '\(words(commands.map(\.name) + globalOptions.flatMap(\.names)))'
+                    _feedbackctl_words "$cur" '\(words(commands.map { $0.name } + FeedbackCommand.globalOptions.flatMap(\.names)))'
                     return
                 fi
 
@@ -125,11 +77,12 @@ enum Completion {
 
             """
         for command in commands {
+            let arguments = command.arguments
             script += "    \(command.name))\n"
-            script += "        options='\(words(command.optionNames))'\n"
-            script += "        valued=' \(words(command.valueOptions.flatMap(\.names))) '\n"
-            script += "        count=\(command.positionals.count)\n"
-            if command.positionals.last?.repeats == true { script += "        repeats=1\n" }
+            script += "        options='\(words(command.allOptions.flatMap(\.names)))'\n"
+            script += "        valued=' \(words(command.allOptions.filter { $0.value != nil }.flatMap(\.names))) '\n"
+            script += "        count=\(arguments.count)\n"
+            if arguments.last?.repeats == true { script += "        repeats=1\n" }
             script += "        ;;\n"
         }
         script += """
@@ -141,9 +94,9 @@ enum Completion {
 
             """
         for command in commands {
-            for option in command.valueOptions {
-                guard let valueName = option.valueName else { continue }
-                let action = bashAction(kinds(for: valueName))
+            for option in command.allOptions {
+                guard let value = option.value else { continue }
+                let action = bashAction([value.kind], commands: commands)
                 guard !action.isEmpty else { continue }
                 let patterns = option.names.map { "'\(command.name) \($0)'" }.joined(separator: " | ")
                 script += "        \(patterns)) \(action) ;;\n"
@@ -181,8 +134,8 @@ enum Completion {
 
             """
         for command in commands {
-            for (index, positional) in command.positionals.enumerated() {
-                let action = bashAction(kinds(for: positional.name))
+            for (index, argument) in command.arguments.enumerated() {
+                let action = bashAction(argument.kinds, commands: commands)
                 guard !action.isEmpty else { continue }
                 script += "    '\(command.name) \(index)') \(action) ;;\n"
             }
@@ -197,26 +150,28 @@ enum Completion {
         return script
     }
 
-    private static func bashAction(_ kinds: [Kind]) -> String {
-        kinds.map { kind in
+    private static func bashAction(_ kinds: [ValueKind], commands: [any Subcommand.Type]) -> String {
+        kinds.compactMap { kind in
             switch kind {
-            case .files: #"_feedbackctl_files "$cur""#
-            case .directories: #"_feedbackctl_directories "$cur""#
-            case .commands: #"_feedbackctl_words "$cur" '\#(words(commands.map(\.name)))'"#
-            case .soundIDs: #"_feedbackctl_words "$cur" "$_feedbackctl_sound_ids""#
-            case .events: #"_feedbackctl_words "$cur" "$_feedbackctl_events""#
-            case .words(let list): #"_feedbackctl_words "$cur" '\#(words(list))'"#
+            case .file: #"_feedbackctl_files "$cur""#
+            case .directory: #"_feedbackctl_directories "$cur""#
+            case .command: #"_feedbackctl_words "$cur" '\#(words(commands.map { $0.name }))'"#
+            case .systemSoundID: #"_feedbackctl_words "$cur" "$_feedbackctl_sound_ids""#
+            case .event: #"_feedbackctl_words "$cur" "$_feedbackctl_events""#
+            case .oneOf(let list): #"_feedbackctl_words "$cur" '\#(words(list))'"#
+            case .number, .text: nil
             }
         }.joined(separator: "; ")
     }
 
     // MARK: zsh
 
-    /// The zsh completion function (`_feedbackctl`, for a directory on `$fpath`, or to `source`).
-    static var zsh: String {
+    /// The zsh completion function for `commands` (`_feedbackctl`, for a directory on `$fpath`, or
+    /// to `source`).
+    static func zsh(_ commands: [any Subcommand.Type]) -> String {
         var script = """
             #compdef feedbackctl
-            # zsh completion for feedbackctl(1), generated from the commands' help by
+            # zsh completion for feedbackctl(1), generated from the commands' declarations by
             # 'feedbackctl completion zsh' (scripts/generate-docs writes it to
             # share/zsh/site-functions/_feedbackctl). Do not edit.
 
@@ -257,7 +212,7 @@ enum Completion {
                 _arguments -C \\
 
             """
-        for option in globalOptions { script += "        \(zshOptionSpecs(option, exclusive: true)) \\\n" }
+        for option in FeedbackCommand.globalOptions { script += "        \(zshOptionSpecs(option, exclusive: true)) \\\n" }
         script += """
                     '1:command:->command' \\
                     '*::argument:->argument' && ret=0
@@ -273,14 +228,14 @@ enum Completion {
         for command in commands {
             script += "            \(command.name))\n"
             script += "                _arguments -S \\\n"
-            for option in command.options {
-                script += "                    \(zshOptionSpecs(option, exclusive: option.names.contains("--help"))) \\\n"
+            for option in command.allOptions {
+                script += "                    \(zshOptionSpecs(option, exclusive: option == CommonOptions.help)) \\\n"
             }
-            for (index, positional) in command.positionals.enumerated() {
-                let repeats = positional.repeats && index == command.positionals.count - 1
+            for (index, argument) in command.arguments.enumerated() {
+                let repeats = argument.repeats && index == command.arguments.count - 1
                 let position = repeats ? "*" : "\(index + 1)"
-                let optional = positional.isOptional && !repeats ? ":" : ""
-                script += "                    \(quoted("\(position):\(optional)\(escapeZsh(positional.name)):\(zshAction(kinds(for: positional.name)))")) \\\n"
+                let optional = argument.isOptional && !repeats ? ":" : ""
+                script += "                    \(quoted("\(position):\(optional)\(escapeZsh(argument.name)):\(zshAction(argument.kinds))")) \\\n"
             }
             script += "                    && ret=0\n"
             script += "                ;;\n"
@@ -305,26 +260,27 @@ enum Completion {
     /// The `_arguments` specs of an option: `--name=[description]:VALUE:action` for one with a
     /// value (given as `--name VALUE` or `--name=VALUE`), `--name[description]` for a flag;
     /// `-h, --help` (exclusive) ends completion.
-    private static func zshOptionSpecs(_ option: HelpText.Option, exclusive: Bool) -> String {
+    private static func zshOptionSpecs(_ option: Option, exclusive: Bool) -> String {
         let description = "[" + escapeZsh(brief(option.description)) + "]"
-        let value = option.valueName.map { ":" + escapeZsh($0) + ":" + zshAction(kinds(for: $0)) } ?? ""
-        let names = option.names.map { option.valueName == nil ? $0 : $0 + "=" }
+        let value = option.value.map { ":" + escapeZsh($0.name) + ":" + zshAction([$0.kind]) } ?? ""
+        let names = option.names.map { option.value == nil ? $0 : $0 + "=" }
         let exclusion = exclusive ? "(- *)" : names.count > 1 ? "(" + option.names.joined(separator: " ") + ")" : ""
         if names.count == 1 { return quoted(exclusion + names[0] + description + value) }
         return quoted(exclusion) + "{" + names.joined(separator: ",") + "}" + quoted(description + value)
     }
 
-    private static func zshAction(_ kinds: [Kind]) -> String {
-        if kinds.isEmpty { return " " }
-        if case .words(let list) = kinds.first, kinds.count == 1 { return "(" + list.joined(separator: " ") + ")" }
-        let names = kinds.map { kind in
+    private static func zshAction(_ kinds: [ValueKind]) -> String {
+        let offered = kinds.filter { $0 != .number && $0 != .text }
+        if offered.isEmpty { return " " }
+        if case .oneOf(let list) = offered.first, offered.count == 1 { return "(" + list.joined(separator: " ") + ")" }
+        let names = offered.map { kind in
             switch kind {
-            case .files: "files"
-            case .directories: "directories"
-            case .commands: "commands"
-            case .soundIDs: "sound-ids"
-            case .events: "events"
-            case .words: ""
+            case .file: "files"
+            case .directory: "directories"
+            case .command: "commands"
+            case .systemSoundID: "sound-ids"
+            case .event: "events"
+            case .oneOf, .number, .text: ""
             }
         }
         return "{_feedbackctl_offer " + names.joined(separator: " ") + "}"

@@ -35,7 +35,7 @@ enum Detach {
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setflags(&attributes, Int16(spawnSetSID | POSIX_SPAWN_SETSIGMASK))
-        let argv = ([executable] + arguments.filter { $0 != "--no-wait" && $0 != "--json" }).map { strdup($0) } + [nil]
+        let argv = ([executable] + arguments.filter { !SoundArguments.noWait.matches($0) && $0 != Option.jsonName }).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)

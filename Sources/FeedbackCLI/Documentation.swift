@@ -1,8 +1,8 @@
 import FeedbackServices
 
-/// The manual page of feedbackctl, generated from the commands' own help (`FeedbackCommand.subcommands`
-/// read through `HelpText`), so that it cannot say something the help does not; the completion
-/// scripts (`Completion`) are made the same way.
+/// The manual page of feedbackctl, generated from the commands' declarations and help prose
+/// (`FeedbackCommand.subcommands`), as their `--help` is, so that it cannot say something the help
+/// does not; the completion scripts (`Completion`) are made the same way.
 ///
 /// `feedbackctl help --man` prints it; `scripts/generate-docs` writes it to
 /// `share/man/man1/feedbackctl.1`, and a test checks that the committed file is what this makes.
@@ -11,37 +11,34 @@ import FeedbackServices
 enum Documentation {
     /// `feedbackctl(1)` in roff (man macros).
     static var manPage: String {
-        let overview = HelpText(FeedbackCommand.overview)
         var page: [String] = [
-            #".\" feedbackctl(1), generated from the commands' help by 'feedbackctl help --man'"#,
+            #".\" feedbackctl(1), generated from the commands' declarations by 'feedbackctl help --man'"#,
             #".\" (scripts/generate-docs writes share/man/man1/feedbackctl.1). Do not edit."#,
             #".TH FEEDBACKCTL 1 "" "feedbackctl \#(FeedbackCommand.version)" "User Commands""#,
             // Left-aligned and unhyphenated: option and file names must stay whole and exact.
             ".nh",
             ".ad l",
             ".SH NAME",
-            "feedbackctl \\- " + escape(sentence(overview.summary)),
+            "feedbackctl \\- " + escape(sentence(FeedbackCommand.summary)),
             ".SH SYNOPSIS",
         ]
-        page += synopsis(overview.usage)
+        page += synopsis([FeedbackCommand.usage])
         page += [".SH DESCRIPTION"]
         page += paragraphs(description)
         page += [".SH OPTIONS"]
-        for option in overview.options { page += tagged(styled(optionTag(option)), option.description) }
+        for option in FeedbackCommand.globalOptions { page += tagged(styled(option.synopsis), option.description) }
         page += [".SH COMMANDS"]
         for command in FeedbackCommand.subcommands { page += commandSection(command) }
         page += [".SH EXIT STATUS"]
-        for (code, meaning) in exitCodes(overview.exitStatus ?? "") { page += tagged("\\fB\(code)\\fR", meaning) }
+        for (status, meaning) in FeedbackCommand.exitStatuses { page += tagged("\\fB\(status)\\fR", meaning) }
         page += [".SH ENVIRONMENT"]
         for (name, meaning) in environment { page += tagged("\\fB\(escape(name))\\fR", meaning) }
         page += [".SH FILES"]
         for (path, meaning) in files { page += tagged("\\fI\(escape(path))\\fR", meaning) }
         page += [".SH EXAMPLES"]
-        for command in FeedbackCommand.subcommands {
-            let examples = HelpText(command.help).examples
-            guard !examples.isEmpty else { continue }
+        for command in FeedbackCommand.subcommands where !command.examples.isEmpty {
             page += [".PP", textLine(command.abstract + ":"), ".RS 4", ".nf"]
-            page += examples.map(textLine)
+            page += command.examples.map(textLine)
             page += [".fi", ".RE"]
         }
         page += [".SH SEE ALSO"]
@@ -110,29 +107,28 @@ enum Documentation {
     ]
 
     /// One command's subsection of COMMANDS.
-    private static func commandSection(_ command: any Subcommand.Type) -> [String] {
-        let help = HelpText(command.help)
+    static func commandSection(_ command: any Subcommand.Type) -> [String] {
         var lines = [".SS \(command.name)"]
-        lines += synopsis(help.usage)
-        lines += paragraphs([help.summary])
-        for paragraph in help.discussion {
+        lines += synopsis(HelpText.usageForms(of: command).map { $0.joined(separator: " ") })
+        lines += paragraphs([command.summary])
+        for paragraph in command.discussion {
             switch paragraph {
-            case .text(let text): lines += [".PP"] + text.map(textLine)
-            case .literal(let text): lines += [".PP", ".RS 4", ".nf"] + text.map(textLine) + [".fi", ".RE"]
+            case .text(let text): lines += [".PP"] + textLines(text)
+            case .literal(let text): lines += [".PP", ".RS 4", ".nf"] + textLines(text) + [".fi", ".RE"]
             }
         }
-        if !help.arguments.isEmpty {
+        if !command.arguments.isEmpty {
             lines += [".PP", "Arguments:"]
-            for argument in help.arguments { lines += tagged(styled(argument.name), argument.description) }
+            for argument in command.arguments { lines += tagged(styled(argument.name), argument.description) }
         }
         // -h and --help are the same for every command: DESCRIPTION says so once.
-        let options = help.options.filter { !$0.names.contains("--help") }
+        let options = command.allOptions.filter { $0 != CommonOptions.help }
         if !options.isEmpty {
             lines += [".PP", "Options:"]
-            for option in options { lines += tagged(styled(optionTag(option)), option.description) }
+            for option in options { lines += tagged(styled(option.synopsis), option.description) }
         }
-        if let exitStatus = help.exitStatus {
-            lines += [".PP", textLine("Exit status: " + exitStatus)]
+        if let exitStatus = command.exitStatus {
+            lines += [".PP", textLine("Exit status: " + exitStatus.joiningLines)]
         }
         return lines
     }
@@ -151,8 +147,9 @@ enum Documentation {
         texts.flatMap { [".PP", textLine($0)] }
     }
 
-    private static func optionTag(_ option: HelpText.Option) -> String {
-        option.names.joined(separator: ", ") + (option.valueName.map { " " + $0 } ?? "")
+    /// Each line of a paragraph as a line of running text.
+    private static func textLines(_ text: String) -> [String] {
+        text.split(separator: "\n").map { textLine(String($0)) }
     }
 
     /// "System sounds, ... for Linux." → "system sounds, ... for Linux".
@@ -162,18 +159,6 @@ enum Documentation {
             text = first.lowercased() + text.dropFirst()
         }
         return text
-    }
-
-    /// "0 success; 64 usage error; …." → [("0", "success"), ("64", "usage error"), …].
-    static func exitCodes(_ text: String) -> [(String, String)] {
-        text.split(separator: ";").compactMap { item in
-            var words = item.split(separator: " ")
-            guard let code = words.first, code.allSatisfy(\.isNumber) else { return nil }
-            words.removeFirst()
-            var meaning = words.joined(separator: " ")
-            if meaning.hasSuffix(".") { meaning.removeLast() }
-            return (String(code), meaning)
-        }
     }
 
     /// A line of running text: escaped, and kept from being read as a request if it starts with

@@ -38,7 +38,7 @@ public enum FeedbackCommand {
             // A player announces itself before anything else, so that `stop` finds it while it
             // still looks up, decodes or connects (and it then stops before it starts).
             let options = arguments.prefix { $0 != "--" }
-            if !options.contains("--no-wait") && !options.contains(where: { $0 == "--output" || $0.hasPrefix("--output=") }) {
+            if !options.contains(where: SoundArguments.noWait.matches) && !options.contains(where: SoundArguments.output.matches) {
                 ActivePlayers.enter()
             }
         }
@@ -82,16 +82,17 @@ public enum FeedbackCommand {
     }
 
     private static func dispatch(_ arguments: [String], context: inout Context, output: inout String) throws(CommandError) {
-        guard let name = arguments.first, name != "-h", name != "--help" else {
+        guard let name = arguments.first, !CommonOptions.help.matches(name) else {
             return output.write(overview)
         }
-        if name == "--version" { return output.write("feedbackctl \(version)\n") }
+        if versionOption.matches(name) { return output.write("feedbackctl \(version)\n") }
         guard let command = subcommand(named: name) else {
             throw CommandError.usage("unknown command '\(name)'")
         }
-        var parser = ArgumentParser(Array(arguments.dropFirst()), command: name, environment: context.environment)
-        context.quiet = parser.quietRequested && !parser.helpRequested
-        if parser.helpRequested { return output.write(command.help) }
+        let words = Array(arguments.dropFirst())
+        if ArgumentParser.asksForHelp(words) { return output.write(command.help) }
+        var parser = try ArgumentParser(words, command: command, environment: context.environment)
+        context.quiet = parser.quietRequested
         defer { context.warnings = parser.warnings }
         try command.run(&parser, output: &output)
     }
@@ -100,34 +101,47 @@ public enum FeedbackCommand {
         subcommands.first { $0.name == name }
     }
 
+    /// The OVERVIEW sentence of `feedbackctl` itself.
+    static let summary = "System sounds, alert feedback and vibration for Linux."
+
+    /// The usage form of `feedbackctl` itself.
+    static let usage = "feedbackctl <command> [options] [arguments]"
+
+    /// `--version`, taken only before a command.
+    static let versionOption = Option("--version", help: "Print the version")
+
+    /// The options of `feedbackctl` itself, before a command.
+    static let globalOptions = [
+        CommonOptions.help.described("Show this help (also after a command: 'feedbackctl fire --help')"),
+        CommonOptions.quiet.described("After a command: print nothing on standard output, only errors"),
+        versionOption,
+    ]
+
+    /// What each exit status means, for every command (`ExitCode`).
+    static let exitStatuses: [(status: String, meaning: String)] = [
+        ("0", "success"), ("64", "usage error"), ("65", "not usable sound data (or a damaged registry)"),
+        ("66", "no such input file or sound"), ("69", "service or device unavailable"), ("70", "internal error"),
+        ("73", "cannot create output"), ("74", "I/O error"), ("75", "the registry is busy, try again"),
+        ("77", "permission denied"), ("130/143", "stopped by SIGINT/SIGTERM (after stopping the sound)"),
+    ]
+
     /// The text of `feedbackctl`, `-h`, `--help` and `help`.
     static var overview: String {
         let width = subcommands.map { $0.name.count }.max() ?? 0
         let commands = subcommands.map { command in
-            "  " + command.name + String(repeating: " ", count: width + 3 - command.name.count) + command.abstract
+            "  " + command.name + String(repeating: " ", count: width + 3 - command.name.count) + command.abstract + "\n"
         }
-        return """
-            OVERVIEW: System sounds, alert feedback and vibration for Linux.
-
-            USAGE: feedbackctl <command> [options] [arguments]
-
-            COMMANDS:
-            \(commands.joined(separator: "\n"))
-
-            OPTIONS:
-              -h, --help       Show this help (also after a command: 'feedbackctl fire --help')
-              -q, --quiet      After a command: print nothing on standard output, only errors
-              --version        Print the version
-
-            EXIT STATUS:
-              0 success; 64 usage error; 65 not usable sound data (or a damaged registry);
-              66 no such input file or sound; 69 service or device unavailable; 70 internal
-              error; 73 cannot create output; 74 I/O error; 75 the registry is busy, try again;
-              77 permission denied; 130/143 stopped by SIGINT/SIGTERM (after stopping the sound).
-
-            Run 'feedbackctl help <command>' for a command's options.
-
-            """
+        // Lines break between statuses, never inside one.
+        let statuses = exitStatuses.map { "\($0.status) \($0.meaning)" }
+        let entries = statuses.dropLast().map { $0 + ";" } + [statuses.last! + "."]
+        return [
+            "OVERVIEW: \(summary)\n",
+            "USAGE: \(usage)\n",
+            "COMMANDS:\n" + commands.joined(),
+            "OPTIONS:\n" + HelpText.options(globalOptions),
+            "EXIT STATUS:\n" + HelpText.wrapped(Array(entries.dropFirst()), after: "  " + entries[0], indent: 2),
+            "Run 'feedbackctl help <command>' for a command's options.\n",
+        ].joined(separator: "\n")
     }
 }
 

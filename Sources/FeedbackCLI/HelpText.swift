@@ -1,197 +1,101 @@
-/// A command's help text taken apart into its sections, for the man page and the shell
-/// completions, which are generated from the help so that they cannot drift from it.
+/// The help a command prints, made from its declarations and its prose: OVERVIEW, the discussion,
+/// USAGE, ARGUMENTS, OPTIONS, EXIT STATUS and EXAMPLES, each section after a blank line.
 ///
-/// The help follows one layout (see `Subcommand.help`): `OVERVIEW: one line`, paragraphs, then
-/// sections headed `NAME:` at the start of a line, whose entries are indented by two spaces.
-/// An option entry is its names (`-h, --help`), then an upper-case value name if it takes one
-/// (`--output FILE`), then its description, which may go on in lines indented further.
-struct HelpText {
-    /// One entry of OPTIONS.
-    struct Option: Equatable {
-        /// `["-h", "--help"]`, `["--volume"]`.
-        var names: [String]
-        /// The value's name (`FILE`, `X`, `PATH|NAME`), or nil for a flag.
-        var valueName: String?
-        /// The description, its lines joined.
-        var description: String
-    }
+/// An entry of ARGUMENTS or OPTIONS is its names and value at column 3 and its description at
+/// column 20, on the next line when the names are too long; the description keeps its own line
+/// breaks. Usage forms are wrapped at `width`, going on under the command's first option.
+enum HelpText {
+    /// The widest a wrapped line may be (usage forms, the overview's exit statuses): as wide as
+    /// the hand-wrapped prose of the help goes.
+    static let width = 88
 
-    /// One entry of ARGUMENTS.
-    struct Argument: Equatable {
-        /// `ID|EVENT`, `FILE`, `full|quiet|silent`.
-        var name: String
-        var description: String
-    }
+    /// The column descriptions start at.
+    private static let descriptionColumn = 19
 
-    /// A positional argument in the first USAGE line: `ID|EVENT`, `[X]`, `FILE...`.
-    struct Positional: Equatable {
-        /// The name without brackets and dots: `ID|EVENT`, `X`, `FILE`.
-        var name: String
-        var isOptional: Bool
-        var repeats: Bool
-
-        /// The alternatives the name lists: `ID|EVENT` → `["ID", "EVENT"]`.
-        var alternatives: [String] { name.split(separator: "|").map(String.init) }
-    }
-
-    /// A paragraph of the description: running text, or lines to keep as they are (indented in
-    /// the help, like a command to type).
-    enum Paragraph: Equatable {
-        case text([String])
-        case literal([String])
-    }
-
-    /// The OVERVIEW line.
-    var summary = ""
-    /// The paragraphs between OVERVIEW and the first section.
-    var discussion: [Paragraph] = []
-    /// Each USAGE form, its continuation lines joined.
-    var usage: [String] = []
-    var arguments: [Argument] = []
-    var options: [Option] = []
-    /// The EXIT STATUS text, its lines joined.
-    var exitStatus: String?
-    var examples: [String] = []
-
-    init(_ text: String) {
-        var section = "OVERVIEW"
-        var paragraph: [String] = []
-        var literal = false
-        var exitLines: [String] = []
-        func endParagraph() {
-            if !paragraph.isEmpty { discussion.append(literal ? .literal(paragraph) : .text(paragraph)) }
-            paragraph = []
+    /// The help of `command`.
+    static func text(of command: any Subcommand.Type) -> String {
+        var blocks = ["OVERVIEW: \(command.summary)\n"]
+        blocks += command.discussion.map(paragraph)
+        blocks.append(usage(usageForms(of: command)))
+        if !command.arguments.isEmpty {
+            blocks.append("ARGUMENTS:\n" + command.arguments.map { entry($0.name, $0.help) }.joined())
         }
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if let header = Self.header(of: line) {
-                endParagraph()
-                section = header.name
-                if section == "OVERVIEW" { summary = header.rest }
-                if section == "USAGE" { usage.append(header.rest) }
-                continue
-            }
-            let indent = line.prefix { $0 == " " }.count
-            let content = String(line.dropFirst(indent))
-            switch section {
-            case "OVERVIEW":
-                if content.isEmpty {
-                    endParagraph()
-                } else {
-                    if !paragraph.isEmpty && (indent > 0) != literal { endParagraph() }
-                    literal = indent > 0
-                    paragraph.append(content)
+        blocks.append("OPTIONS:\n" + options(command.allOptions))
+        if let exitStatus = command.exitStatus { blocks.append("EXIT STATUS:\n" + indented(exitStatus)) }
+        if !command.examples.isEmpty { blocks.append("EXAMPLES:\n" + indented(command.examples.joined(separator: "\n"))) }
+        return blocks.joined(separator: "\n")
+    }
+
+    /// The usage forms of a command, each a list of words: `feedbackctl`, its name, then one word
+    /// per item (`[--theme NAME]`, `[--audio | --vibrators]`, `ID|EVENT`).
+    static func usageForms(of command: any Subcommand.Type) -> [[String]] {
+        command.usage.map { items in
+            ["feedbackctl", command.name]
+                + items.flatMap { item -> [String] in
+                    switch item {
+                    case .options: ["[OPTIONS]"]
+                    case .optional(let options): options.map { "[" + $0.usage + "]" }
+                    case .required(let option): [option.usage]
+                    case .oneOf(let options): ["[" + options.map(\.usage).joined(separator: " | ") + "]"]
+                    case .arguments: command.arguments.map(\.usage)
+                    }
                 }
-            case "USAGE":
-                guard !content.isEmpty else { continue }
-                if content.hasPrefix("feedbackctl ") { usage.append(content) } else { usage[usage.count - 1] += " " + content }
-            case "ARGUMENTS":
-                guard !content.isEmpty else { continue }
-                if indent == 2 {
-                    let name = String(content.prefix { $0 != " " })
-                    arguments.append(Argument(name: name, description: Self.trimmed(content.dropFirst(name.count))))
-                } else if !arguments.isEmpty {
-                    arguments[arguments.count - 1].description = Self.joined(arguments[arguments.count - 1].description, content)
-                }
-            case "OPTIONS":
-                guard !content.isEmpty else { continue }
-                if indent == 2 && content.hasPrefix("-") {
-                    options.append(Self.option(content))
-                } else if !options.isEmpty {
-                    options[options.count - 1].description = Self.joined(options[options.count - 1].description, content)
-                }
-            case "EXIT STATUS":
-                if indent > 0 && !content.isEmpty { exitLines.append(content) }
-            case "EXAMPLES":
-                if indent > 0 && !content.isEmpty { examples.append(content) }
-            default:
-                break
-            }
-        }
-        endParagraph()
-        if !exitLines.isEmpty { exitStatus = exitLines.joined(separator: " ") }
-    }
-
-    /// The positional arguments of the first USAGE form: its words that are not options or
-    /// bracketed option groups (`[--theme NAME]`, `[OPTIONS]`).
-    var positionals: [Positional] {
-        guard let form = usage.first else { return [] }
-        // Skip "feedbackctl NAME".
-        let words = Self.usageWords(form).dropFirst(2)
-        return words.compactMap { word in
-            let isOptional = word.hasPrefix("[")
-            var name = isOptional ? String(word.dropFirst().dropLast()) : word
-            if name.hasPrefix("-") || name == "OPTIONS" || name.contains(" ") { return nil }
-            let repeats = name.hasSuffix("...")
-            if repeats { name.removeLast(3) }
-            return Positional(name: name, isOptional: isOptional, repeats: repeats)
         }
     }
 
-    /// The option names of OPTIONS, with whether each takes a value.
-    var optionNames: [String: Bool] {
-        var names: [String: Bool] = [:]
-        for option in options {
-            for name in option.names { names[name] = option.valueName != nil }
-        }
-        return names
+    /// `USAGE:` and the forms, one under the other, each going on under its first word after the
+    /// command's name.
+    static func usage(_ forms: [[String]]) -> String {
+        let prefix = "USAGE: "
+        return forms.enumerated().map { index, words in
+            let start = (index == 0 ? prefix : String(repeating: " ", count: prefix.count)) + words.prefix(2).joined(separator: " ")
+            return wrapped(Array(words.dropFirst(2)), after: start, indent: start.count + 1)
+        }.joined()
     }
 
-    /// A USAGE form split into words, a bracketed group (`[--theme NAME]`) being one word.
-    static func usageWords(_ form: String) -> [String] {
-        var words: [String] = []
-        var word = ""
-        var depth = 0
-        for character in form {
-            if character == "[" { depth += 1 }
-            if character == "]" { depth -= 1 }
-            if character == " " && depth == 0 {
-                if !word.isEmpty { words.append(word) }
-                word = ""
+    /// `start` and the words, separated by spaces, in lines of at most `width` columns (a word
+    /// longer than that alone on its line); lines after the first indented by `indent`.
+    static func wrapped(_ words: [String], after start: String, indent: Int) -> String {
+        var text = ""
+        var line = start
+        for word in words {
+            if line.count + 1 + word.count > width {
+                text += line + "\n"
+                line = String(repeating: " ", count: indent) + word
             } else {
-                word.append(character)
+                line += " " + word
             }
         }
-        if !word.isEmpty { words.append(word) }
-        return words
+        return text + line + "\n"
     }
 
-    /// `NAME: rest` for a section header: upper-case words and a colon at the start of a line.
-    private static func header(of line: String) -> (name: String, rest: String)? {
-        guard let colon = line.firstIndex(of: ":") else { return nil }
-        let name = line[..<colon]
-        guard !name.isEmpty, name.first != " ", name.allSatisfy({ $0.isUppercase || $0 == " " }) else { return nil }
-        return (String(name), trimmed(line[line.index(after: colon)...]))
+    /// The entries of OPTIONS.
+    static func options(_ options: [Option]) -> String {
+        options.map { entry($0.synopsis, $0.help) }.joined()
     }
 
-    /// An option entry's first line: its names, its value's name, and the start of its description.
-    private static func option(_ content: String) -> Option {
-        var words = content.split(separator: " ", omittingEmptySubsequences: true).map(String.init)[...]
-        var names: [String] = []
-        var valueName: String?
-        while let word = words.first, word.hasPrefix("-") {
-            names.append(word.hasSuffix(",") ? String(word.dropLast()) : word)
-            words = words.dropFirst()
-            if !word.hasSuffix(",") { break }
+    /// A paragraph of running text or of literal lines, the latter indented.
+    private static func paragraph(_ paragraph: Paragraph) -> String {
+        switch paragraph {
+        case .text(let text): text + "\n"
+        case .literal(let text): indented(text)
         }
-        if let word = words.first, isValueName(word) {
-            valueName = word
-            words = words.dropFirst()
-        }
-        return Option(names: names, valueName: valueName, description: words.joined(separator: " "))
     }
 
-    /// Whether a word is a value's name: upper-case letters and digits with `|`, `,`, `.` or `_`
-    /// (`X`, `FILE`, `PATH|NAME`, `MS,...`).
-    static func isValueName(_ word: String) -> Bool {
-        word.contains { $0.isUppercase }
-            && word.allSatisfy { ($0.isUppercase && $0.isASCII) || $0.isNumber || "|,._".contains($0) }
+    /// An entry of ARGUMENTS or OPTIONS: the tag, then the description's lines at its column.
+    private static func entry(_ tag: String, _ description: String) -> String {
+        let margin = String(repeating: " ", count: descriptionColumn)
+        let lines = description.split(separator: "\n")
+        let first = "  " + tag
+        var text = first.count + 2 <= descriptionColumn
+            ? first + String(repeating: " ", count: descriptionColumn - first.count)
+            : first + "\n" + margin
+        text += lines.joined(separator: "\n" + margin) + "\n"
+        return text
     }
 
-    private static func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " })
-    }
-
-    private static func joined(_ text: String, _ more: String) -> String {
-        text.isEmpty ? more : text + " " + more
+    /// Each line indented by two spaces.
+    private static func indented(_ text: String) -> String {
+        text.split(separator: "\n").map { "  " + $0 + "\n" }.joined()
     }
 }

@@ -23,8 +23,8 @@ enum Playback {
 
     /// Reads the options every playing command shares: `--output FILE`, `--canberra`.
     static func destination(_ parser: inout ArgumentParser) throws(CommandError) -> Destination {
-        let file = try parser.value("--output")
-        let canberra = parser.flag("--canberra")
+        let file = parser.value(SoundArguments.output)
+        let canberra = parser.flag(SoundArguments.canberra)
         switch (file, canberra) {
         case (let path?, false): return .file(path)
         case (nil, true): return .canberra

@@ -125,16 +125,6 @@ struct EngineBenchmark {
         return Timings(samples: samples)
     }
 
-    /// 40 ms at 1 kHz that starts at full level, so its first sample is its onset.
-    private func makeBeep() -> PCMBuffer {
-        let samples = (0..<1_920).map { Float(0.5 * cos(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
-        do {
-            return try SoundDecoder().decode(samples: samples, sampleRate: 48_000, channelCount: 1)
-        } catch {
-            fatalError("\(error)")
-        }
-    }
-
     private func canberraPlay(_ context: OpaquePointer, _ properties: [String: String]) {
         var list: OpaquePointer?
         ca_proplist_create(&list)

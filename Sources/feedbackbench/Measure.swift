@@ -141,3 +141,13 @@ func benchmarkServer(for figure: String) -> PulseAudioTestServer? {
         return nil
     }
 }
+
+/// 40 ms at 1 kHz that starts at full level, so its first sample is its onset.
+func makeBeep() -> PCMBuffer {
+    let samples = (0..<1_920).map { Float(0.5 * cos(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
+    do {
+        return try SoundDecoder().decode(samples: samples, sampleRate: 48_000, channelCount: 1)
+    } catch {
+        fatalError("\(error)")
+    }
+}

@@ -1,12 +1,12 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|command]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command]
 import FeedbackServices
 import FoundationEssentials
 import Glibc
 
 var iterations = 15
-let figures = ["registration", "volume", "engine", "command"]
+let figures = ["registration", "volume", "engine", "start", "command"]
 var only: Set<String> = Set(figures)
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
@@ -49,6 +49,10 @@ if only.contains("volume") {
 if only.contains("engine") {
     print("")
     EngineBenchmark(directory: workDirectory, plays: max(30, iterations * 2)).run()
+}
+if only.contains("start") {
+    print("")
+    StreamStartBenchmark(plays: max(100, iterations * 2)).run()
 }
 if only.contains("command") {
     print("")

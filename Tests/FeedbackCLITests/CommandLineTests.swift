@@ -27,8 +27,12 @@ import FeedbackTestSupport
             let viaHelp = feedbackctl("help", command.name)
             let long = feedbackctl(command.name, "--help")
             let short = feedbackctl(command.name, "-h")
-            #expect(viaHelp.status == 0 && long.status == 0 && short.status == 0)
-            #expect(viaHelp.output == long.output && long.output == short.output)
+            // Even after a mistake: the help is what was asked for.
+            let afterMistake = feedbackctl(command.name, "--no-such-option", "-h")
+            #expect(viaHelp.status == 0 && long.status == 0 && short.status == 0 && afterMistake.status == 0)
+            #expect(viaHelp.output == long.output && long.output == short.output && short.output == afterMistake.output)
+            #expect(viaHelp.errors.isEmpty && long.errors.isEmpty && short.errors.isEmpty && afterMistake.errors.isEmpty)
+            #expect(viaHelp.output == command.help)
             #expect(viaHelp.output.hasPrefix("OVERVIEW: "))
             #expect(viaHelp.output.contains("USAGE: feedbackctl \(command.name)"))
         }

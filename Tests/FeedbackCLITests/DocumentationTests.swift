@@ -22,8 +22,8 @@ func requirePrograms(_ programs: String...) throws {
     }
 }
 
-/// The generated documentation: the committed copies, the options each command parses against its
-/// help, and the man page and completion scripts run through the real groff, man, bash and zsh.
+/// The generated documentation: the committed copies, and the man page and completion scripts run
+/// through the real groff, man, bash and zsh.
 @Suite struct DocumentationTests {
     static let generated: [(path: String, text: String)] = [
         ("share/man/man1/feedbackctl.1", Documentation.manPage),
@@ -34,7 +34,7 @@ func requirePrograms(_ programs: String...) throws {
     @Test func committedFilesAreWhatTheGeneratorMakes() throws {
         for (path, text) in Self.generated {
             let committed = try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)
-            #expect(committed == text, "\(path) differs from the commands' help: run scripts/generate-docs and commit the result")
+            #expect(committed == text, "\(path) differs from the commands' declarations: run scripts/generate-docs and commit the result")
         }
     }
 
@@ -45,16 +45,6 @@ func requirePrograms(_ programs: String...) throws {
         let fish = feedbackctl("completion", "fish")
         #expect(fish.status == 64 && fish.errors.contains("no completion for 'fish'; use bash or zsh"))
         #expect(feedbackctl("help", "--man", "fire").status == 64)
-    }
-
-    @Test func completionKindsFollowTheArgumentNames() {
-        #expect(Completion.kinds(for: "ID|EVENT") == [.soundIDs, .events])
-        #expect(Completion.kinds(for: "ID|FILE") == [.soundIDs, .files])
-        #expect(Completion.kinds(for: "full|quiet|silent") == [.words(["full", "quiet", "silent"])])
-        #expect(Completion.kinds(for: "DIRS") == [.directories])
-        #expect(Completion.kinds(for: "ID") == [], "a registered sound's ID: only the running program knows them")
-        #expect(Completion.brief("Print one JSON object: {\"version\"}") == "Print one JSON object")
-        #expect(Completion.brief("The output profile to prefer (default: stereo)") == "The output profile to prefer (default: stereo)")
     }
 
     @Test func roffEscaping() {

@@ -5,63 +5,112 @@ import FeedbackServices
 enum DevicesCommand: Subcommand {
     static let name = "devices"
     static let abstract = "List the sound server, its outputs and the vibrators"
-    static let help = """
-        OVERVIEW: List the sound server, its outputs and the vibrators.
-
+    static let discussion: [Paragraph] = [
+        """
         The audio side is the PulseAudio server the engine plays on (PULSE_SERVER, else the
         user's socket): its name and version, whether it is pipewire-pulse, and its sinks
         with their description, sample format and state, the default one marked; then
         whether libcanberra can play. A server that does not answer within 2 s is reported
         as absent, with the reason.
-
+        """,
+        """
         A vibrator is an evdev device (/dev/input/event*) with force feedback: rumble or periodic
         effects. Each is listed with its node, name, supported effects and how many effects it
         holds at once.
+        """,
+    ]
 
-        USAGE: feedbackctl devices [--audio | --vibrators] [--json] [--input-dir DIR]
-
-        OPTIONS:
-          --audio          List only the audio side; no sound server is then an error (69)
-          --vibrators      List only the vibrators
-          --json           Print one JSON object: {"version", "audio": {"server": {"name",
-                           "version", "address", "pipewire"}, "sinks": [{"name",
-                           "description", "default", "format", "rate", "channels",
-                           "state"}]}, "canberra": {"available", "error"}, "vibrators":
-                           [{"path", "name", "effects", "maximumEffects", "gain"}]}; audio is
-                           null when no server answered and "audioError" says why, vibrators
-                           likewise with "vibratorsError"; with --audio or --vibrators only
-                           that side's members are present
-          --input-dir DIR  Scan DIR instead of /dev/input
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXIT STATUS:
-          0 also when there is no sound server or no vibrator; 64 bad options; 69 with
-          --audio, when no sound server answers; 77 when the only candidate vibrator nodes may
-          not be opened (add the user to the 'input' group or give the device a udev
-          'uaccess' tag).
-
-        EXAMPLES:
-          feedbackctl devices
-          feedbackctl devices --audio --json | jq '.audio.sinks[] | select(.default)'
-          PULSE_SERVER=unix:/tmp/pulse/native feedbackctl devices --audio
-
+    static let audio = Option("--audio", help: "List only the audio side; no sound server is then an error (69)")
+    static let vibrators = Option("--vibrators", help: "List only the vibrators")
+    static let json = Option.json(
         """
+        Print one JSON object: {"version", "audio": {"server": {"name",
+        "version", "address", "pipewire"}, "sinks": [{"name",
+        "description", "default", "format", "rate", "channels",
+        "state"}]}, "canberra": {"available", "error"}, "vibrators":
+        [{"path", "name", "effects", "maximumEffects", "gain"}]}; audio is
+        null when no server answered and "audioError" says why, vibrators
+        likewise with "vibratorsError"; with --audio or --vibrators only
+        that side's members are present
+        """)
+    static let inputDirectory = Option("--input-dir", value: "DIR", .directory, help: "Scan DIR instead of /dev/input")
+    static let options = [audio, vibrators, json, inputDirectory]
+    static let usage: [[UsageItem]] = [[.oneOf([audio, vibrators]), .optional([json, inputDirectory])]]
+
+    static let exitStatus: String? = """
+        0 also when there is no sound server or no vibrator; 64 bad options; 69 with
+        --audio, when no sound server answers; 77 when the only candidate vibrator nodes may
+        not be opened (add the user to the 'input' group or give the device a udev
+        'uaccess' tag).
+        """
+
+    static let examples = [
+        "feedbackctl devices",
+        "feedbackctl devices --audio --json | jq '.audio.sinks[] | select(.default)'",
+        "PULSE_SERVER=unix:/tmp/pulse/native feedbackctl devices --audio",
+    ]
+
+    /// What `--json` prints: each side's members only when that side was listed; a side that
+    /// could not be listed is null, and its error says why.
+    struct Report: Encodable {
+        var audio: Nullable<Audio>?
+        var audioError: String?
+        var canberra: Canberra?
+        var vibrators: Nullable<[Vibrator]>?
+        var vibratorsError: String?
+
+        struct Audio: Encodable {
+            let server: Server
+            let sinks: [Sink]
+        }
+
+        struct Server: Encodable {
+            let name: String
+            let version: String
+            let address: String
+            let pipewire: Bool
+        }
+
+        struct Sink: Encodable {
+            let name: String
+            let description: String
+            let `default`: Bool
+            let format: String
+            let rate: Int
+            let channels: Int
+            let state: String
+        }
+
+        struct Canberra: Encodable {
+            let available: Bool
+            @Nullable var error: String?
+        }
+
+        struct Vibrator: Encodable {
+            let path: String
+            let name: String
+            let effects: [String]
+            let maximumEffects: Int
+            let gain: Bool
+        }
+    }
 
     /// How long the sound server and libcanberra may take to answer.
     static let timeout = 2.0
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let audioOnly = parser.flag("--audio")
-        let vibratorsOnly = parser.flag("--vibrators")
-        let json = parser.flag("--json")
-        let inputDirectory = try parser.value("--input-dir")
-        try parser.finish(positionals: 0)
-        if audioOnly && vibratorsOnly { throw CommandError.usage("--audio and --vibrators exclude each other") }
-        if audioOnly && inputDirectory != nil { throw CommandError.usage("--input-dir lists vibrators; it does not go with --audio") }
-        let directory = inputDirectory ?? "/dev/input"
+        let audioOnly = parser.flag(Self.audio)
+        let vibratorsOnly = parser.flag(Self.vibrators)
+        let inputDirectory = parser.value(Self.inputDirectory)
+        if audioOnly && vibratorsOnly {
+            throw CommandError.usage("\(Self.audio.name) and \(Self.vibrators.name) exclude each other")
+        }
+        if audioOnly && inputDirectory != nil {
+            throw CommandError.usage("\(Self.inputDirectory.name) lists vibrators; it does not go with \(Self.audio.name)")
+        }
+        let directory = inputDirectory ?? Vibration.inputDirectory
 
-        var report: [String: JSON] = ["version": .string(FeedbackCommand.version)]
+        var report = Report()
         var text: [String] = []
         var failure: CommandError?
 
@@ -77,20 +126,20 @@ enum DevicesCommand: Subcommand {
                 }
             switch server {
             case .success(let info):
-                report["audio"] = audioJSON(info)
+                report.audio = Nullable(audioReport(info))
                 text += audioText(info)
             case .failure(let error):
-                report["audio"] = .null
-                report["audioError"] = .string(error.description)
+                report.audio = Nullable(nil)
+                report.audioError = error.description
                 text += ["Sound server: none", "  \(error.description)"]
                 if audioOnly { failure = CommandError(message: error.description, exitCode: .unavailable) }
             }
             switch canberra {
             case .success:
-                report["canberra"] = .object(["available": .bool(true), "error": .null])
+                report.canberra = Report.Canberra(available: true, error: nil)
                 text.append("libcanberra: available")
             case .failure(let error):
-                report["canberra"] = .object(["available": .bool(false), "error": .string(error.description)])
+                report.canberra = Report.Canberra(available: false, error: error.description)
                 text += ["libcanberra: not available", "  \(error.description)"]
             }
         }
@@ -98,19 +147,19 @@ enum DevicesCommand: Subcommand {
         if !audioOnly {
             do {
                 let vibrators = try VibratorDiscovery(directory: directory).vibrators()
-                report["vibrators"] = .array(vibrators.map(vibratorJSON))
+                report.vibrators = Nullable(vibrators.map(vibratorReport))
                 if !text.isEmpty { text.append("") }
                 text += vibrators.isEmpty ? ["No vibrators in \(directory)."] : vibrators.flatMap(vibratorText)
             } catch {
                 // Alone, a vibrator error is the whole answer, as before the audio side was listed.
                 if vibratorsOnly { throw CommandError(hapticsError: error) }
-                report["vibrators"] = .null
-                report["vibratorsError"] = .string(error.description)
+                report.vibrators = Nullable(nil)
+                report.vibratorsError = error.description
                 failure = CommandError(hapticsError: error)
             }
         }
 
-        output += json ? JSON.object(report) + "\n" : text.map { $0 + "\n" }.joined()
+        output += parser.flag(Self.json) ? JSONOutput.line(report) : text.map { $0 + "\n" }.joined()
         if let failure { throw failure }
     }
 
@@ -128,22 +177,15 @@ enum DevicesCommand: Subcommand {
         return lines
     }
 
-    private static func audioJSON(_ info: SoundServerInfo) -> JSON {
-        .object([
-            "server": .object([
-                "name": .string(info.serverName), "version": .string(info.serverVersion),
-                "address": .string(info.address), "pipewire": .bool(info.isPipeWire),
-            ]),
-            "sinks": .array(
-                info.sinks.map { sink in
-                    .object([
-                        "name": .string(sink.name), "description": .string(sink.description),
-                        "default": .bool(sink.isDefault), "format": .string(sink.sampleFormat),
-                        "rate": .number(Double(sink.sampleRate)), "channels": .number(Double(sink.channelCount)),
-                        "state": .string(sink.state.rawValue),
-                    ])
-                }),
-        ])
+    private static func audioReport(_ info: SoundServerInfo) -> Report.Audio {
+        Report.Audio(
+            server: Report.Server(
+                name: info.serverName, version: info.serverVersion, address: info.address, pipewire: info.isPipeWire),
+            sinks: info.sinks.map { sink in
+                Report.Sink(
+                    name: sink.name, description: sink.description, default: sink.isDefault, format: sink.sampleFormat,
+                    rate: Int(sink.sampleRate), channels: Int(sink.channelCount), state: sink.state.rawValue)
+            })
     }
 
     private static func vibratorText(_ info: VibratorInfo) -> [String] {
@@ -155,13 +197,9 @@ enum DevicesCommand: Subcommand {
         ]
     }
 
-    private static func vibratorJSON(_ info: VibratorInfo) -> JSON {
-        .object([
-            "path": .string(info.path),
-            "name": .string(info.name),
-            "effects": .array(info.capabilities.names.map { .string($0) }),
-            "maximumEffects": .number(Double(info.maximumEffects)),
-            "gain": .bool(info.supportsGain),
-        ])
+    private static func vibratorReport(_ info: VibratorInfo) -> Report.Vibrator {
+        Report.Vibrator(
+            path: info.path, name: info.name, effects: info.capabilities.names, maximumEffects: Int(info.maximumEffects),
+            gain: info.supportsGain)
     }
 }

@@ -5,71 +5,84 @@ import FeedbackServices
 enum FireCommand: Subcommand {
     static let name = "fire"
     static let abstract = "Play a system sound, a registered sound or a theme event now"
-    static let help = """
-        OVERVIEW: Play a system sound, a registered sound or a theme event now.
-
+    static let discussion: [Paragraph] = [
+        """
         A number is a sound ID: an AudioServices system sound (1000-1351; 1007 is the
         tri-tone; see 'feedbackctl list'), an ID that only vibrates (4095, 1011, 1102, 1311,
         1350, 1351), or an ID made by 'feedbackctl register' (4097 and up). Anything else is
         a sound theme event name such as message-new-instant. System sounds and events are
         looked up in the active sound theme (see 'feedbackctl theme'), decoded and played
         on the engine: a PulseAudio stream that starts the sound at once.
-
+        """,
+        """
         As an alert, it obeys the feedback profile (see 'feedbackctl profile'): quiet plays
         no sound (only the vibration, if any), silent does nothing; the JSON result says
         "silenced" then. --output ignores the profile. The command returns when the sound
         and vibration have ended, unless --no-wait is given. Ctrl-C (or 'feedbackctl stop')
         stops them, then exits with 130 (143).
+        """,
+    ]
 
-        USAGE: feedbackctl fire [OPTIONS] ID|EVENT
+    static let target = Argument(
+        "ID|EVENT", .systemSoundID, .event, help: "A sound ID (1000-1351, 4095, 4097 and up) or a theme event name")
+    static let arguments = [target]
 
-        ARGUMENTS:
-          ID|EVENT         A sound ID (1000-1351, 4095, 4097 and up) or a theme event name
+    static let vibrate = Option(
+        "--vibrate",
+        help: """
+            Also vibrate (400 ms) on the first vibrator, as an alert sound
+            does; if it cannot, the sound plays and a warning says why
+            """)
+    static let wait = Option("--wait", help: "Return when the sound has ended (the default)")
+    static let json = Option.json(
+        """
+        Print {"version", "id", "event", "file", "duration", "profile",
+        "result", "vibration"}; result is finished, stopped, started
+        (--no-wait), disabled (by the theme), silenced (by the profile),
+        or vibrated for an ID that only vibrates; vibration is null (not
+        asked for), vibrated, silenced, noVibrator or failed
+        """)
+    static let options =
+        [SoundArguments.volume, vibrate, SoundArguments.output, SoundArguments.canberra, wait, SoundArguments.noWait, json]
+        + ThemeOptions.all
+    static let usage: [[UsageItem]] = [[.options, .arguments]]
 
-        OPTIONS:
-          --volume X       Linear volume, 0 (silent) to 1 (as recorded); above 1 is louder
-                           (default 1)
-          --vibrate        Also vibrate (400 ms) on the first vibrator, as an alert sound
-                           does; if it cannot, the sound plays and a warning says why
-          --output FILE    Render into FILE (.wav, .flac, .ogg, …) instead of playing
-          --canberra       Play through libcanberra instead of the engine
-          --wait           Return when the sound has ended (the default)
-          --no-wait        Return at once; a detached feedbackctl plays the sound (its errors
-                           are not reported)
-          --json           Print {"version", "id", "event", "file", "duration", "profile",
-                           "result", "vibration"}; result is finished, stopped, started
-                           (--no-wait), disabled (by the theme), silenced (by the profile),
-                           or vibrated for an ID that only vibrates; vibration is null (not
-                           asked for), vibrated, silenced, noVibrator or failed
-        \(ThemeOptions.help)
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXIT STATUS:
-          0 played (or the theme or profile silenced it); 64 bad argument; 65 the sound file
-          is not usable, or the registry is damaged; 66 no sound for that ID or event; 69 no
-          audio output (no PulseAudio server: the message says where it looked), or no
-          vibrator for an ID that only vibrates; 77 the vibrator may not be opened;
-          130/143 stopped by Ctrl-C or 'feedbackctl stop'.
-
-        EXAMPLES:
-          feedbackctl fire 1007
-          feedbackctl fire 1007 --vibrate --no-wait
-          feedbackctl fire message-new-instant --volume 0.5
-          feedbackctl fire "$(feedbackctl register ding.oga)"
-          feedbackctl fire 1007 --output tri-tone.wav
-
+    static let exitStatus: String? = """
+        0 played (or the theme or profile silenced it); 64 bad argument; 65 the sound file
+        is not usable, or the registry is damaged; 66 no sound for that ID or event; 69 no
+        audio output (no PulseAudio server: the message says where it looked), or no
+        vibrator for an ID that only vibrates; 77 the vibrator may not be opened;
+        130/143 stopped by Ctrl-C or 'feedbackctl stop'.
         """
 
+    static let examples = [
+        "feedbackctl fire 1007",
+        "feedbackctl fire 1007 --vibrate --no-wait",
+        "feedbackctl fire message-new-instant --volume 0.5",
+        #"feedbackctl fire "$(feedbackctl register ding.oga)""#,
+        "feedbackctl fire 1007 --output tri-tone.wav",
+    ]
+
+    /// What `--json` prints: every member, null when it does not apply.
+    struct Report: Encodable {
+        @Nullable var id: SystemSoundID?
+        @Nullable var event: String?
+        @Nullable var file: String?
+        @Nullable var duration: Double?
+        @Nullable var profile: String?
+        @Nullable var result: String?
+        @Nullable var vibration: String?
+    }
+
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let volume = try SoundArguments.volume(&parser)
-        let vibrate = parser.flag("--vibrate")
+        let volume = try SoundArguments.volume(parser)
+        let vibrate = parser.flag(Self.vibrate)
         let destination = try Playback.destination(&parser)
-        let wait = parser.flag("--wait")
-        let noWait = parser.flag("--no-wait")
-        let json = parser.flag("--json")
-        let themeOptions = try ThemeOptions(&parser)
-        let alert = try identify(try parser.finish(positionals: 1)[0])
+        let wait = parser.flag(Self.wait)
+        let noWait = parser.flag(SoundArguments.noWait)
+        let json = parser.flag(Self.json)
+        let themeOptions = ThemeOptions(parser)
+        let alert = try identify(parser.positionals[0])
         if wait && noWait { throw CommandError.usage("--wait and --no-wait exclude each other") }
         let manager = Playback.manager(
             for: destination, parser, vibrator: .discovery(VibratorDiscovery(directory: Vibration.inputDirectory)),
@@ -85,24 +98,20 @@ enum FireCommand: Subcommand {
             throw failure(error, alert: alert, registry: manager.registry.persistentRegistry)
         }
 
-        var report: [String: JSON] = [
-            "version": .string(FeedbackCommand.version), "id": alert.soundID.map { .number(Double($0)) } ?? .null,
-            "event": sound.event.map(JSON.string) ?? .null, "file": sound.file.map(JSON.string) ?? .null,
-            "duration": sound.duration.map(JSON.number) ?? .null, "vibration": .null, "profile": .null,
-        ]
-        if case .disabledByTheme = sound.content { report["result"] = .string("disabled") }
+        var report = Report(id: alert.soundID, event: sound.event, file: sound.file, duration: sound.duration)
+        if case .disabledByTheme = sound.content { report.result = "disabled" }
 
         if case .file(let path) = destination {
             // A rendering, not an alert: the profile does not apply.
             if let buffer = sound.buffer {
                 try Playback.render(buffer, options: PlaybackOptions(volume: volume), to: path)
-                report["result"] = .string("finished")
+                report.result = "finished"
             } else if alert.vibratesOnly {
                 throw CommandError.usage("\(alert.soundID ?? 0) only vibrates; there is no sound to write to a file")
             }
             return finish(report, json: json, output: &output)
         }
-        report["profile"] = .string(profile.rawValue)
+        report.profile = profile.rawValue
         let vibrationOnly = alert.vibratesOnly
         let wantsVibration = vibrate || vibrationOnly
         if noWait {
@@ -110,22 +119,21 @@ enum FireCommand: Subcommand {
             let plays = sound.buffer != nil && profile.allowsSound
             let vibrates = wantsVibration && profile.allowsVibration
             if plays || vibrates { _ = try Detach.relaunch() }
-            if report["result"] == nil { report["result"] = .string(plays || (vibrationOnly && vibrates) ? "started" : "silenced") }
-            if wantsVibration { report["vibration"] = .string(vibrates ? "started" : "silenced") }
+            if report.result == nil { report.result = plays || (vibrationOnly && vibrates) ? "started" : "silenced" }
+            if wantsVibration { report.vibration = vibrates ? "started" : "silenced" }
             return finish(report, json: json, output: &output)
         }
 
         let result = try Playback.play(
             sound, on: manager, type: vibrate ? .audioAndVibrate : .audioOnly, options: PlaybackOptions(volume: volume))
-        let vibration = try vibrationName(result.vibration, vibrationOnly: vibrationOnly, parser: &parser)
-        report["vibration"] = vibration.map(JSON.string) ?? .null
-        if let name = try Playback.name(of: result.sound) { report["result"] = .string(name) }
-        if vibrationOnly { report["result"] = report["vibration"] }
+        report.vibration = try vibrationName(result.vibration, vibrationOnly: vibrationOnly, parser: &parser)
+        if let name = try Playback.name(of: result.sound) { report.result = name }
+        if vibrationOnly { report.result = report.vibration }
         finish(report, json: json, output: &output)
     }
 
-    private static func finish(_ report: [String: JSON], json: Bool, output: inout String) {
-        if json { output += JSON.object(report) + "\n" }
+    private static func finish(_ report: Report, json: Bool, output: inout String) {
+        if json { output += JSONOutput.line(report) }
     }
 
     /// What the vibration did, as the JSON reports it. For an ID that only vibrates a missing or

@@ -5,35 +5,49 @@ import Glibc
 enum InfoCommand: Subcommand {
     static let name = "info"
     static let abstract = "Decode sound files and describe them"
-    static let help = """
-        OVERVIEW: Decode sound files and describe them.
-
+    static let discussion: [Paragraph] = [
+        """
         Each file is decoded as a sound would be registered: down-mixed to at most two
         channels and resampled to 48 kHz. Files longer than 30 s are refused, as system
         sounds are. The first file that cannot be decoded stops the command with its error.
-
-        USAGE: feedbackctl info [--json] FILE...
-
-        ARGUMENTS:
-          FILE             A sound file: WAV, RF64, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3, …
-
-        OPTIONS:
-          --json           Print one JSON object: {"version", "sounds": [{"path", "container",
-                           "encoding", "sampleRate", "channels", "duration", "peak"}]}
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXAMPLES:
-          feedbackctl info alert.oga
-          feedbackctl info --json *.wav
-
         """
+    ]
+
+    static let files = Argument(
+        "FILE", .file, repeats: true, help: "A sound file: WAV, RF64, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3, …")
+    static let arguments = [files]
+
+    static let json = Option.json(
+        """
+        Print one JSON object: {"version", "sounds": [{"path", "container",
+        "encoding", "sampleRate", "channels", "duration", "peak"}]}
+        """)
+    static let options = [json]
+
+    static let examples = [
+        "feedbackctl info alert.oga",
+        "feedbackctl info --json *.wav",
+    ]
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let sounds: [Sound]
+
+        struct Sound: Encodable {
+            let path: String
+            let container: String
+            let encoding: String
+            let sampleRate: Int
+            let channels: Int
+            let duration: Double
+            let peak: Double
+        }
+    }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let json = parser.flag("--json")
-        let paths = try parser.finish(positionals: 1...)
-        var entries: [JSON] = []
-        for path in paths {
+        let json = parser.flag(Self.json)
+        var sounds: [Report.Sound] = []
+        for path in parser.positionals {
             let decoded: DecodedSound
             do {
                 decoded = try SoundDecoder().decode(fileAt: path)
@@ -43,16 +57,11 @@ enum InfoCommand: Subcommand {
             let format = decoded.sourceFormat
             let buffer = decoded.buffer
             if json {
-                entries.append(
-                    .object([
-                        "path": .string(path),
-                        "container": .string(format.containerName),
-                        "encoding": .string(format.encodingName),
-                        "sampleRate": .number(Double(decoded.sourceSampleRate)),
-                        "channels": .number(Double(decoded.sourceChannelCount)),
-                        "duration": .number(buffer.duration),
-                        "peak": .number(Double(buffer.peak)),
-                    ]))
+                sounds.append(
+                    Report.Sound(
+                        path: path, container: format.containerName, encoding: format.encodingName,
+                        sampleRate: Int(decoded.sourceSampleRate), channels: Int(decoded.sourceChannelCount),
+                        duration: buffer.duration, peak: Double(buffer.peak)))
                 continue
             }
             output.write(
@@ -67,7 +76,7 @@ enum InfoCommand: Subcommand {
                 """)
         }
         if json {
-            output.write(JSON.object(["version": .string(FeedbackCommand.version), "sounds": .array(entries)]) + "\n")
+            output.write(JSONOutput.line(Report(sounds: sounds)))
         }
     }
 

@@ -4,35 +4,63 @@ import FeedbackServices
 enum ListCommand: Subcommand {
     static let name = "list"
     static let abstract = "List the system sounds and the file each one plays"
-    static let help = """
-        OVERVIEW: List the system sounds and the file each one plays.
-
+    static let discussion: [Paragraph] = [
+        """
         Every AudioServices system sound ID (1000-1351) that has a sound is shown with
         its documented name, the theme event it plays, the file that event resolves to
         in the active theme, and the file's duration; then the IDs that only vibrate
         (4095 and the vibration-only IDs), and the sounds 'feedbackctl register' made
         (a damaged registry gives a warning, not a failure). Exits 66 if any sound
         resolves to nothing, 65 if a resolved file cannot be decoded.
-
-        USAGE: feedbackctl list [--json] [--theme NAME] [--profile NAME] [--locale LOCALE]
-                                [--search-path DIRS]
-
-        OPTIONS:
-        \(ThemeOptions.help)
-          --json           Print one JSON object: {"version", "theme", "sounds": [{"id", "name",
-                           "category", "event", "status", "file", "theme", "duration"}],
-                           "vibration": [{"id", "category"}], "registered": [{"id", "file",
-                           "duration", "volume"}]}; status is resolved, disabled or notFound,
-                           file and duration are null when there is none, registered is null
-                           when the registry cannot be read
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXAMPLES:
-          feedbackctl list
-          feedbackctl list --json | jq '.sounds[] | select(.id == 1007)'
-
         """
+    ]
+
+    static let json = Option.json(
+        """
+        Print one JSON object: {"version", "theme", "sounds": [{"id", "name",
+        "category", "event", "status", "file", "theme", "duration"}],
+        "vibration": [{"id", "category"}], "registered": [{"id", "file",
+        "duration", "volume"}]}; status is resolved, disabled or notFound,
+        file and duration are null when there is none, registered is null
+        when the registry cannot be read
+        """)
+    static let options = ThemeOptions.all + [json]
+    static let usage: [[UsageItem]] = [[.optional([json] + ThemeOptions.all)]]
+
+    static let examples = [
+        "feedbackctl list",
+        "feedbackctl list --json | jq '.sounds[] | select(.id == 1007)'",
+    ]
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let theme: ThemeOptions.SelectionReport
+        /// Each a `Sound` beside its `ThemeOptions.LookupReport`.
+        let sounds: [Merged]
+        let vibration: [VibrationSound]
+        /// Nil when the registry cannot be read.
+        @Nullable var registered: [RegisteredSound]?
+
+        /// A system sound's catalog entry; its lookup goes beside it in the same object.
+        struct Sound: Encodable {
+            let id: SystemSoundID
+            let name: String
+            let category: String
+            @Nullable var duration: Double?
+        }
+
+        struct VibrationSound: Encodable {
+            let id: SystemSoundID
+            let category: String
+        }
+
+        struct RegisteredSound: Encodable {
+            let id: SystemSoundID
+            let file: String
+            let duration: Double
+            let volume: Double
+        }
+    }
 
     private struct Row {
         let sound: SystemSound
@@ -41,9 +69,7 @@ enum ListCommand: Subcommand {
     }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let json = parser.flag("--json")
-        let themeOptions = try ThemeOptions(&parser)
-        try parser.finish(positionals: 0)
+        let themeOptions = ThemeOptions(parser)
         let resolver = try themeOptions.resolver()
         var durations: [String: Double?] = [:]
         let decoder = SoundDecoder()
@@ -67,8 +93,8 @@ enum ListCommand: Subcommand {
         } catch {
             parser.warn("registered sounds not listed: \(error.message)")
         }
-        if json {
-            output.write(jsonText(resolver, rows: rows, vibration: vibration, registered: registered) + "\n")
+        if parser.flag(Self.json) {
+            output.write(JSONOutput.line(report(resolver, rows: rows, vibration: vibration, registered: registered)))
         } else {
             output.write(text(resolver, rows: rows, vibration: vibration, registered: registered))
         }
@@ -117,35 +143,22 @@ enum ListCommand: Subcommand {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func jsonText(
+    private static func report(
         _ resolver: SoundThemeResolver, rows: [Row], vibration: [(key: SystemSoundID, value: String)],
         registered: [PersistentSound]?
-    ) -> String {
-        let sounds: [JSON] = rows.map { row in
-            guard case .object(var members) = ThemeOptions.json(event: row.sound.event, result: row.result) else {
-                return .null
-            }
-            members["id"] = .number(Double(row.sound.id))
-            members["name"] = .string(row.sound.name)
-            members["category"] = .string(row.sound.category)
-            members["duration"] = row.duration.map(JSON.number) ?? .null
-            return .object(members)
-        }
-        return JSON.object([
-            "version": .string(FeedbackCommand.version),
-            "theme": .object(["name": .string(resolver.theme.name), "source": .string(resolver.theme.source.rawValue)]),
-            "sounds": .array(sounds),
-            "vibration": .array(vibration.map { .object(["id": .number(Double($0.key)), "category": .string($0.value)]) }),
-            "registered": registered.map { sounds in
-                .array(
-                    sounds.map { sound in
-                        .object([
-                            "id": .number(Double(sound.id)), "file": .string(sound.path), "duration": .number(sound.duration),
-                            "volume": .number(Double(sound.volume.multiplier)),
-                        ])
-                    })
-            } ?? .null,
-        ])
+    ) -> Report {
+        Report(
+            theme: ThemeOptions.SelectionReport(resolver.theme, settingsFile: false),
+            sounds: rows.map { row in
+                Merged(
+                    first: Report.Sound(id: row.sound.id, name: row.sound.name, category: row.sound.category, duration: row.duration),
+                    second: ThemeOptions.LookupReport(event: row.sound.event, result: row.result))
+            },
+            vibration: vibration.map { Report.VibrationSound(id: $0.key, category: $0.value) },
+            registered: registered?.map { sound in
+                Report.RegisteredSound(
+                    id: sound.id, file: sound.path, duration: sound.duration, volume: Double(sound.volume.multiplier))
+            })
     }
 
     private static func formatDuration(_ seconds: Double) -> String {

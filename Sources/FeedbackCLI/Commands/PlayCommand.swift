@@ -4,46 +4,48 @@ import FeedbackServices
 enum PlayCommand: Subcommand {
     static let name = "play"
     static let abstract = "Play a sound file"
-    static let help = """
-        OVERVIEW: Play a sound file.
-
+    static let discussion: [Paragraph] = [
+        """
         The file is decoded whole (WAV, RF64, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3, …; up to
         30 s, the system-sound limit), resampled to 48 kHz and played on the engine. The
         command returns when the sound has been played, unless --no-wait is given. Ctrl-C
         stops the sound, then exits with 130.
-
-        USAGE: feedbackctl play [OPTIONS] FILE
-
-        ARGUMENTS:
-          FILE             The sound file
-
-        OPTIONS:
-          --volume X       Linear volume, 0 (silent) to 1 (as recorded); above 1 is louder
-          --pan X          Balance from -1 (left only) through 0 (centre) to 1 (right only)
-          --loop N         Play N times in all (default 1)
-          --output FILE    Render into FILE (.wav, .flac, .ogg, …) instead of playing
-          --canberra       Play through libcanberra instead of the engine
-          --no-wait        Return at once; a detached feedbackctl plays the sound (its errors
-                           are not reported)
-          --json           Print {"version", "file", "duration", "result"}
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXAMPLES:
-          feedbackctl play alert.oga
-          feedbackctl play --pan -1 --loop 3 click.wav
-          feedbackctl play --output mixed.wav alert.oga
-
         """
+    ]
+
+    static let file = Argument("FILE", .file, help: "The sound file")
+    static let arguments = [file]
+
+    static let pan = Option(
+        "--pan", value: "X", .number, help: "Balance from -1 (left only) through 0 (centre) to 1 (right only)")
+    static let loop = Option("--loop", value: "N", .number, help: "Play N times in all (default 1)")
+    static let json = Option.json(#"Print {"version", "file", "duration", "result"}"#)
+    static let options = [
+        SoundArguments.volume, pan, loop, SoundArguments.output, SoundArguments.canberra, SoundArguments.noWait, json,
+    ]
+    static let usage: [[UsageItem]] = [[.options, .arguments]]
+
+    static let examples = [
+        "feedbackctl play alert.oga",
+        "feedbackctl play --pan -1 --loop 3 click.wav",
+        "feedbackctl play --output mixed.wav alert.oga",
+    ]
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let file: String
+        let duration: Double
+        let result: String
+    }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let volume = try SoundArguments.volume(&parser)
-        let pan = try SoundArguments.number(&parser, "--pan", in: -1...1) ?? 0
-        let loops = try SoundArguments.count(&parser, "--loop") ?? 1
+        let volume = try SoundArguments.volume(parser)
+        let pan = try SoundArguments.number(parser, Self.pan, in: -1...1) ?? 0
+        let loops = try SoundArguments.count(parser, Self.loop) ?? 1
         let destination = try Playback.destination(&parser)
-        let noWait = parser.flag("--no-wait")
-        let json = parser.flag("--json")
-        let path = try parser.finish(positionals: 1)[0]
+        let noWait = parser.flag(SoundArguments.noWait)
+        let json = parser.flag(Self.json)
+        let path = parser.positionals[0]
         // A file the user asked for by name: the feedback profile does not apply.
         let manager = Playback.manager(for: destination, parser, profile: .full)
         // Connect to the sound server while the file is decoded.
@@ -68,37 +70,50 @@ enum PlayCommand: Subcommand {
             result = try Playback.name(of: played.sound) ?? "finished"
         }
         if json {
-            output += JSON.object([
-                "version": .string(FeedbackCommand.version), "file": .string(path),
-                "duration": .number(buffer.duration * Double(loops)), "result": .string(result),
-            ]) + "\n"
+            output += JSONOutput.line(Report(file: path, duration: buffer.duration * Double(loops), result: result))
         }
     }
 }
 
-/// Options and arguments shared by the commands that play sounds.
+/// The options the commands that play sounds share (`fire`, `play`), and reading numbers.
 enum SoundArguments {
-    /// `--volume X`, 0 or more (default 1).
-    static func volume(_ parser: inout ArgumentParser) throws(CommandError) -> Float {
-        try number(&parser, "--volume", in: 0...16) ?? 1
+    static let volume = Option(
+        "--volume", value: "X", .number,
+        help: """
+            Linear volume, 0 (silent) to 1 (as recorded); above 1 is louder
+            (default 1)
+            """)
+    static let output = Option(
+        "--output", value: "FILE", .file, help: "Render into FILE (.wav, .flac, .ogg, …) instead of playing")
+    static let canberra = Option("--canberra", help: "Play through libcanberra instead of the engine")
+    static let noWait = Option(
+        "--no-wait",
+        help: """
+            Return at once; a detached feedbackctl plays the sound (its errors
+            are not reported)
+            """)
+
+    /// `--volume X`, 0 to 16 (default 1); `option` is `register`'s, whose help says what it stores.
+    static func volume(_ parser: ArgumentParser, _ option: Option = volume) throws(CommandError) -> Float {
+        try number(parser, option, in: 0...16) ?? 1
     }
 
     /// A number option within `range`.
-    static func number(_ parser: inout ArgumentParser, _ name: String, in range: ClosedRange<Float>)
+    static func number(_ parser: ArgumentParser, _ option: Option, in range: ClosedRange<Float>)
         throws(CommandError) -> Float?
     {
-        guard let text = try parser.value(name) else { return nil }
+        guard let text = parser.value(option) else { return nil }
         guard let value = Float(text), value.isFinite, range.contains(value) else {
-            throw CommandError.usage("\(name) takes a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw CommandError.usage("\(option.name) takes a number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return value
     }
 
     /// A count option, 1 or more.
-    static func count(_ parser: inout ArgumentParser, _ name: String) throws(CommandError) -> Int? {
-        guard let text = try parser.value(name) else { return nil }
+    static func count(_ parser: ArgumentParser, _ option: Option) throws(CommandError) -> Int? {
+        guard let text = parser.value(option) else { return nil }
         guard let value = Int(text), value >= 1 else {
-            throw CommandError.usage("\(name) takes a whole number of 1 or more, not '\(text)'")
+            throw CommandError.usage("\(option.name) takes a whole number of 1 or more, not '\(text)'")
         }
         return value
     }

@@ -4,45 +4,51 @@ import FeedbackServices
 enum RegisterCommand: Subcommand {
     static let name = "register"
     static let abstract = "Register a sound file under a new sound ID that later runs can fire"
-    static let help = """
-        OVERVIEW: Register a sound file under a new sound ID that later runs can fire.
-
+    static let discussion: [Paragraph] = [
+        """
         The file is decoded to check that it is a sound of at most 30 s, then recorded under
         a new ID from 4097 up, which is printed. 'feedbackctl fire ID' plays it from then on,
         in any later run; the file is read again each time, so it must stay where it is. IDs
         are never reused, even after 'feedbackctl unregister'. Several processes may register
         at once. The registry is \(RegistryArguments.location)
         (~/.local/share/… without XDG_DATA_HOME), mode 0600.
+        """
+    ]
 
-        USAGE: feedbackctl register [--volume X] [--limit] [--json] FILE
+    static let file = Argument("FILE", .file, help: "The sound file (WAV, FLAC, Ogg Vorbis, Opus, MP3, …)")
+    static let arguments = [file]
 
-        ARGUMENTS:
-          FILE             The sound file (WAV, FLAC, Ogg Vorbis, Opus, MP3, …)
+    static let volume = Option(
+        "--volume", value: "X", .number, help: "Play it at X times its level, 0 to 16 (default 1); see 'volume'")
+    static let limit = Option("--limit", help: "Limit peaks the volume pushes past full scale instead of clipping")
+    static let json = Option.json(#"Print {"version", "id", "file", "duration", "volume", "registry"}"#)
+    static let options = [volume, limit, json]
 
-        OPTIONS:
-          --volume X       Play it at X times its level, 0 to 16 (default 1); see 'volume'
-          --limit          Limit peaks the volume pushes past full scale instead of clipping
-          --json           Print {"version", "id", "file", "duration", "volume", "registry"}
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXIT STATUS:
-          0 registered; 64 bad argument; 65 not a usable sound (or longer than 30 s), or
-          the registry file is damaged (it is left untouched); 66 no such file; 69 neither
-          XDG_DATA_HOME nor HOME is set; 73 the registry cannot be written; 75 another
-          process held the registry for 10 s; 77 the registry may not be opened.
-
-        EXAMPLES:
-          id=$(feedbackctl register ~/sounds/ding.oga) && feedbackctl fire "$id"
-          feedbackctl register --volume 0.5 alarm.wav
-
+    static let exitStatus: String? = """
+        0 registered; 64 bad argument; 65 not a usable sound (or longer than 30 s), or
+        the registry file is damaged (it is left untouched); 66 no such file; 69 neither
+        XDG_DATA_HOME nor HOME is set; 73 the registry cannot be written; 75 another
+        process held the registry for 10 s; 77 the registry may not be opened.
         """
 
+    static let examples = [
+        #"id=$(feedbackctl register ~/sounds/ding.oga) && feedbackctl fire "$id""#,
+        "feedbackctl register --volume 0.5 alarm.wav",
+    ]
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let id: SystemSoundID
+        let file: String
+        let duration: Double
+        let volume: Double
+        let registry: String
+    }
+
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let volume = try SoundArguments.volume(&parser)
-        let limit = parser.flag("--limit")
-        let json = parser.flag("--json")
-        let path = try parser.finish(positionals: 1)[0]
+        let volume = try SoundArguments.volume(parser, Self.volume)
+        let limit = parser.flag(Self.limit)
+        let path = parser.positionals[0]
         let registry = try RegistryArguments.registry(parser)
         let sound: PersistentSound
         do {
@@ -51,12 +57,11 @@ enum RegisterCommand: Subcommand {
         } catch {
             throw CommandError(soundError: error)
         }
-        if json {
-            output += JSON.object([
-                "version": .string(FeedbackCommand.version), "id": .number(Double(sound.id)), "file": .string(sound.path),
-                "duration": .number(sound.duration), "volume": .number(Double(sound.volume.multiplier)),
-                "registry": .string(registry.path),
-            ]) + "\n"
+        if parser.flag(Self.json) {
+            output += JSONOutput.line(
+                Report(
+                    id: sound.id, file: sound.path, duration: sound.duration, volume: Double(sound.volume.multiplier),
+                    registry: registry.path))
         } else {
             output += "\(sound.id)\n"
         }
@@ -67,34 +72,35 @@ enum RegisterCommand: Subcommand {
 enum UnregisterCommand: Subcommand {
     static let name = "unregister"
     static let abstract = "Remove a sound ID made by 'register'"
-    static let help = """
-        OVERVIEW: Remove a sound ID made by 'register'.
-
+    static let discussion: [Paragraph] = [
+        """
         The entry is removed from the registry, \(RegistryArguments.location)
         (~/.local/share/… without XDG_DATA_HOME); the sound file itself is not touched. The ID
         is not handed out again.
+        """
+    ]
 
-        USAGE: feedbackctl unregister [--json] ID
+    static let id = Argument("ID", .number, help: "A registered sound ID (4097 or above; see 'feedbackctl list')")
+    static let arguments = [id]
 
-        ARGUMENTS:
-          ID               A registered sound ID (4097 or above; see 'feedbackctl list')
+    static let json = Option.json(#"Print {"version", "id", "file"}"#)
+    static let options = [json]
 
-        OPTIONS:
-          --json           Print {"version", "id", "file"}
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXIT STATUS:
-          0 removed; 64 not a sound ID; 65 the registry file is damaged (it is left
-          untouched); 66 no sound is registered under ID; 69 neither XDG_DATA_HOME nor HOME
-          is set; 73 the registry cannot be written; 75 another process held the registry
-          for 10 s; 77 the registry may not be opened.
-
+    static let exitStatus: String? = """
+        0 removed; 64 not a sound ID; 65 the registry file is damaged (it is left
+        untouched); 66 no sound is registered under ID; 69 neither XDG_DATA_HOME nor HOME
+        is set; 73 the registry cannot be written; 75 another process held the registry
+        for 10 s; 77 the registry may not be opened.
         """
 
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let id: SystemSoundID
+        let file: String
+    }
+
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let json = parser.flag("--json")
-        let text = try parser.finish(positionals: 1)[0]
+        let text = parser.positionals[0]
         guard let id = SystemSoundID(text), SoundIDRange(id) == .persistent else {
             throw CommandError.usage("'\(text)' is not a registered sound ID (\(SoundIDRange.persistent))")
         }
@@ -105,10 +111,8 @@ enum UnregisterCommand: Subcommand {
         } catch {
             throw RegistryArguments.failure(error, id: id, registry: registry)
         }
-        if json {
-            output += JSON.object([
-                "version": .string(FeedbackCommand.version), "id": .number(Double(id)), "file": .string(removed.path),
-            ]) + "\n"
+        if parser.flag(Self.json) {
+            output += JSONOutput.line(Report(id: id, file: removed.path))
         } else {
             output += "Unregistered \(id) (\(removed.path)).\n"
         }

@@ -5,43 +5,50 @@ import Glibc
 enum StopCommand: Subcommand {
     static let name = "stop"
     static let abstract = "Stop the sounds and vibrations feedbackctl is playing"
-    static let help = """
-        OVERVIEW: Stop the sounds and vibrations feedbackctl is playing.
-
+    static let discussion: [Paragraph] = [
+        """
         Every running 'feedbackctl fire', 'play' or 'vibrate' of this user (the players that
         --no-wait left behind included) is sent SIGTERM: it stops its sound or vibration
         cleanly (a short fade, no click) and exits with 143. The command waits until they
         have all ended. Players announce themselves in $XDG_RUNTIME_DIR/feedbackctl
         (/tmp/feedbackctl-UID without XDG_RUNTIME_DIR).
+        """
+    ]
 
-        USAGE: feedbackctl stop [--json] [--timeout SECONDS]
+    static let timeout = Option(
+        "--timeout", value: "SECONDS", .number,
+        help: """
+            How long to wait for the players to end (default 2; 0 signals
+            them and returns at once)
+            """)
+    static let json = Option.json(#"Print {"version", "stopped": [{"pid", "command"}]}"#)
+    static let options = [timeout, json]
+    static let usage: [[UsageItem]] = [[.optional([json, timeout])]]
 
-        OPTIONS:
-          --timeout SECONDS
-                           How long to wait for the players to end (default 2; 0 signals
-                           them and returns at once)
-          --json           Print {"version", "stopped": [{"pid", "command"}]}
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXIT STATUS:
-          0 stopped (or nothing was playing); 64 bad option; 70 a player did not end in
-          time (the message names it).
-
-        EXAMPLES:
-          feedbackctl fire 1007 --no-wait && feedbackctl stop
-
+    static let exitStatus: String? = """
+        0 stopped (or nothing was playing); 64 bad option; 70 a player did not end in
+        time (the message names it).
         """
 
+    static let examples = ["feedbackctl fire 1007 --no-wait && feedbackctl stop"]
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let stopped: [Player]
+
+        struct Player: Encodable {
+            let pid: Int32
+            let command: String
+        }
+    }
+
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let json = parser.flag("--json")
-        let timeout = try parser.value("--timeout").map { text throws(CommandError) in
+        let timeout = try parser.value(Self.timeout).map { text throws(CommandError) in
             guard let value = Double(text), value.isFinite, (0...60).contains(value) else {
-                throw CommandError.usage("--timeout takes seconds from 0 to 60, not '\(text)'")
+                throw CommandError.usage("\(Self.timeout.name) takes seconds from 0 to 60, not '\(text)'")
             }
             return value
         } ?? 2
-        try parser.finish(positionals: 0)
         let directory = ActivePlayers.directory(environment: parser.environment)
         let players = ActivePlayers.players(in: directory).filter { $0.pid != getpid() }
         for player in players {
@@ -59,9 +66,8 @@ enum StopCommand: Subcommand {
             let list = remaining.map { "\($0.pid) (\($0.what))" }.joined(separator: ", ")
             throw CommandError(message: "still playing after \(formatted(timeout)) s: \(list)", exitCode: .software)
         }
-        if json {
-            let entries: [JSON] = players.map { .object(["pid": .number(Double($0.pid)), "command": .string($0.what)]) }
-            output += JSON.object(["version": .string(FeedbackCommand.version), "stopped": .array(entries)]) + "\n"
+        if parser.flag(Self.json) {
+            output += JSONOutput.line(Report(stopped: players.map { Report.Player(pid: $0.pid, command: $0.what) }))
         } else if players.isEmpty {
             output += "Nothing was playing.\n"
         } else {

@@ -5,9 +5,8 @@ import FoundationEssentials
 enum ThemeCommand: Subcommand {
     static let name = "theme"
     static let abstract = "Show the active sound theme and where events resolve"
-    static let help = """
-        OVERVIEW: Show the active sound theme and where events resolve.
-
+    static let discussion: [Paragraph] = [
+        """
         The theme is the one given with --theme, else $FEEDBACK_SOUND_THEME, else the
         desktop's (gtk-sound-theme-name in GTK's settings.ini), else feedbackservices,
         the theme FeedbackServices ships. Lookup follows the freedesktop Sound Theme
@@ -15,34 +14,53 @@ enum ThemeCommand: Subcommand {
         requested output profile, then stereo, then any; the event name, then shorter
         names (message-new-instant, message-new, message); the locale, then C, then
         none. Exits 66 if an event resolves to nothing; a disabled event is not an error.
-
-        USAGE: feedbackctl theme [--json] [--theme NAME] [--profile NAME] [--locale LOCALE]
-                                 [--search-path DIRS] [EVENT...]
-
-        ARGUMENTS:
-          EVENT            A Sound Naming spec or feedbackd event name, e.g. message-new-instant
-
-        OPTIONS:
-        \(ThemeOptions.help)
-          --json           Print one JSON object: {"version", "theme": {"name", "source"},
-                           "profile", "locale", "localeFallbacks", "searchPath",
-                           "themes": [{"name", "installed", "indexFile", "inherits"}],
-                           "events": [{"event", "status", "file", "theme", "matchedName",
-                           "locale"}]}; status is resolved, disabled or notFound
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXAMPLES:
-          feedbackctl theme
-          feedbackctl theme message-new-instant phone-incoming-call
-          feedbackctl theme --theme freedesktop --json bell-terminal
-
         """
+    ]
+
+    static let events = Argument(
+        "EVENT", .event, optional: true, repeats: true,
+        help: "A Sound Naming spec or feedbackd event name, e.g. message-new-instant")
+    static let arguments = [events]
+
+    static let json = Option.json(
+        """
+        Print one JSON object: {"version", "theme": {"name", "source"},
+        "profile", "locale", "localeFallbacks", "searchPath",
+        "themes": [{"name", "installed", "indexFile", "inherits"}],
+        "events": [{"event", "status", "file", "theme", "matchedName",
+        "locale"}]}; status is resolved, disabled or notFound
+        """)
+    static let options = ThemeOptions.all + [json]
+    static let usage: [[UsageItem]] = [[.optional([json] + ThemeOptions.all), .arguments]]
+
+    static let examples = [
+        "feedbackctl theme",
+        "feedbackctl theme message-new-instant phone-incoming-call",
+        "feedbackctl theme --theme freedesktop --json bell-terminal",
+    ]
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let theme: ThemeOptions.SelectionReport
+        let profile: String
+        @Nullable var locale: String? = nil
+        let localeFallbacks: [String]
+        let searchPath: [String]
+        let themes: [Theme]
+        let events: [ThemeOptions.LookupReport]
+
+        /// A theme in the search order; one not installed has only its name.
+        struct Theme: Encodable {
+            let name: String
+            let installed: Bool
+            var indexFile: String?
+            var inherits: [String]?
+        }
+    }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let json = parser.flag("--json")
-        let themeOptions = try ThemeOptions(&parser)
-        let events = try parser.finish(positionals: 0...)
+        let themeOptions = ThemeOptions(parser)
+        let events = parser.positionals
         let resolver = try themeOptions.resolver()
         var results: [(event: String, result: SoundLookupResult)] = []
         for event in events {
@@ -53,8 +71,8 @@ enum ThemeCommand: Subcommand {
             }
         }
         let themes = resolver.themeOrder.map { top in (top, resolver.inheritance(of: top)) }
-        if json {
-            output.write(jsonText(resolver, themes: themes, results: results) + "\n")
+        if parser.flag(Self.json) {
+            output.write(JSONOutput.line(report(resolver, themes: themes, results: results)))
         } else {
             output.write(text(resolver, themes: themes, results: results))
         }
@@ -90,65 +108,57 @@ enum ThemeCommand: Subcommand {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func jsonText(
+    private static func report(
         _ resolver: SoundThemeResolver, themes: [(String, [SoundThemeIndex])],
         results: [(event: String, result: SoundLookupResult)]
-    ) -> String {
-        var themeObject: [String: JSON] = [
-            "name": .string(resolver.theme.name), "source": .string(resolver.theme.source.rawValue),
-        ]
-        if let file = resolver.theme.settingsFile { themeObject["settingsFile"] = .string(file) }
-        let installed: [JSON] = themes.flatMap { top, chain in
-            chain.isEmpty
-                ? [JSON.object(["name": .string(top), "installed": .bool(false)])]
-                : chain.map { index in
-                    JSON.object([
-                        "name": .string(index.name), "installed": .bool(true), "indexFile": .string(index.indexFile),
-                        "inherits": .array(index.parents.map(JSON.string)),
-                    ])
-                }
-        }
-        return JSON.object([
-            "version": .string(FeedbackCommand.version),
-            "theme": .object(themeObject),
-            "profile": .string(resolver.outputProfile),
-            "locale": resolver.locale.map(JSON.string) ?? .null,
-            "localeFallbacks": .array(SoundThemeResolver.localeFallbacks(resolver.locale).map(JSON.string)),
-            "searchPath": .array(resolver.searchPath.baseDirectories.map(JSON.string)),
-            "themes": .array(installed),
-            "events": .array(results.map { ThemeOptions.json(event: $0.event, result: $0.result) }),
-        ])
+    ) -> Report {
+        Report(
+            theme: ThemeOptions.SelectionReport(resolver.theme, settingsFile: true),
+            profile: resolver.outputProfile,
+            locale: resolver.locale,
+            localeFallbacks: SoundThemeResolver.localeFallbacks(resolver.locale),
+            searchPath: resolver.searchPath.baseDirectories,
+            themes: themes.flatMap { top, chain in
+                chain.isEmpty
+                    ? [Report.Theme(name: top, installed: false)]
+                    : chain.map { Report.Theme(name: $0.name, installed: true, indexFile: $0.indexFile, inherits: $0.parents) }
+            },
+            events: results.map { ThemeOptions.LookupReport(event: $0.event, result: $0.result) })
     }
 }
 
 /// The theme options `fire`, `list`, `theme` and `volume` share, and how they describe a lookup.
 ///
 /// Taking the options reads nothing; `resolver()` reads the environment and the desktop settings,
-/// after the command's `finish`, so a usage error is reported before any of that happens.
+/// after the command line has been parsed, so a usage error is reported before any of that happens.
 struct ThemeOptions {
-    /// The options' help, one text for every command that takes them.
-    static let help = """
-          --theme NAME     Look sounds up in this theme instead of the configured one
-          --profile NAME   The output profile to prefer (default: stereo)
-          --locale LOCALE  The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)
-          --search-path DIRS
-                           Colon-separated base directories to search instead of the XDG
-                           ones and the shipped theme
-        """
+    static let theme = Option(
+        "--theme", value: "NAME", .text, help: "Look sounds up in this theme instead of the configured one")
+    static let profile = Option("--profile", value: "NAME", .text, help: "The output profile to prefer (default: stereo)")
+    static let locale = Option(
+        "--locale", value: "LOCALE", .text, help: "The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)")
+    static let searchPath = Option(
+        "--search-path", value: "DIRS", .directory,
+        help: """
+            Colon-separated base directories to search instead of the XDG
+            ones and the shipped theme
+            """)
+    /// The options, in the order every command lists them.
+    static let all = [theme, profile, locale, searchPath]
 
     private let explicitTheme: String?
-    private let profile: String?
-    private let locale: String?
-    private let searchPath: String?
+    private let outputProfile: String?
+    private let preferredLocale: String?
+    private let directories: String?
     private let environment: [String: String]
 
-    /// Takes `--theme`, `--profile`, `--locale` and `--search-path`; the environment is the command's.
-    init(_ parser: inout ArgumentParser) throws(CommandError) {
+    /// Reads `--theme`, `--profile`, `--locale` and `--search-path`; the environment is the command's.
+    init(_ parser: ArgumentParser) {
         environment = parser.environment
-        explicitTheme = try parser.value("--theme")
-        profile = try parser.value("--profile")
-        locale = try parser.value("--locale")
-        searchPath = try parser.value("--search-path")
+        explicitTheme = parser.value(Self.theme)
+        outputProfile = parser.value(Self.profile)
+        preferredLocale = parser.value(Self.locale)
+        directories = parser.value(Self.searchPath)
     }
 
     /// The resolver the options and the environment describe.
@@ -159,19 +169,19 @@ struct ThemeOptions {
         } catch {
             throw CommandError.usage(error.description)
         }
-        if let profile, profile.isEmpty || profile.contains("/") {
-            throw CommandError.usage("invalid output profile '\(profile)'")
+        if let outputProfile, outputProfile.isEmpty || outputProfile.contains("/") {
+            throw CommandError.usage("invalid output profile '\(outputProfile)'")
         }
-        var directories = resolver.searchPath.baseDirectories
-        if let searchPath {
-            directories = searchPath.split(separator: ":").map(String.init)
-            guard !directories.isEmpty, directories.allSatisfy({ $0.hasPrefix("/") }) else {
-                throw CommandError.usage("--search-path needs absolute directories separated by ':'")
+        var bases = resolver.searchPath.baseDirectories
+        if let directories {
+            bases = directories.split(separator: ":").map(String.init)
+            guard !bases.isEmpty, bases.allSatisfy({ $0.hasPrefix("/") }) else {
+                throw CommandError.usage("\(Self.searchPath.name) needs absolute directories separated by ':'")
             }
         }
         resolver = SoundThemeResolver(
-            theme: resolver.theme, searchPath: SoundThemeSearchPath(directories),
-            outputProfile: profile ?? resolver.outputProfile, locale: locale ?? resolver.locale)
+            theme: resolver.theme, searchPath: SoundThemeSearchPath(bases),
+            outputProfile: outputProfile ?? resolver.outputProfile, locale: preferredLocale ?? resolver.locale)
         return resolver
     }
 
@@ -199,22 +209,45 @@ struct ThemeOptions {
         return text
     }
 
-    static func json(event: String, result: SoundLookupResult) -> JSON {
-        switch result {
-        case .resolved(let sound), .disabled(let sound):
-            let disabled = if case .disabled = result { true } else { false }
-            return .object([
-                "event": .string(event), "status": .string(disabled ? "disabled" : "resolved"),
-                "file": .string(sound.path), "theme": sound.theme.map(JSON.string) ?? .null,
-                "matchedName": .string(sound.matchedName), "locale": sound.locale.map(JSON.string) ?? .null,
-            ])
-        case .notFound(let failure):
-            return .object([
-                "event": .string(event), "status": .string("notFound"), "file": .null, "theme": .null,
-                "matchedName": .null, "locale": .null,
-                "namesTried": .array(failure.namesTried.map(JSON.string)),
-                "themesSearched": .array(failure.themesSearched.map(JSON.string)),
-            ])
+    /// The theme in use, as `--json` reports it.
+    struct SelectionReport: Encodable {
+        let name: String
+        let source: String
+        let settingsFile: String?
+
+        /// `withSettingsFile`: whether to name the desktop settings file it came from, if any.
+        init(_ selection: SoundThemeSelection, settingsFile withSettingsFile: Bool) {
+            name = selection.name
+            source = selection.source.rawValue
+            settingsFile = withSettingsFile ? selection.settingsFile : nil
+        }
+    }
+
+    /// Where an event resolved, as `--json` reports it; what was tried when it did not.
+    struct LookupReport: Encodable {
+        let event: String
+        let status: String
+        @Nullable var file: String? = nil
+        @Nullable var theme: String? = nil
+        @Nullable var matchedName: String? = nil
+        @Nullable var locale: String? = nil
+        var namesTried: [String]?
+        var themesSearched: [String]?
+
+        init(event: String, result: SoundLookupResult) {
+            self.event = event
+            switch result {
+            case .resolved(let sound), .disabled(let sound):
+                status = if case .disabled = result { "disabled" } else { "resolved" }
+                file = sound.path
+                theme = sound.theme
+                matchedName = sound.matchedName
+                locale = sound.locale
+            case .notFound(let failure):
+                status = "notFound"
+                namesTried = failure.namesTried
+                themesSearched = failure.themesSearched
+            }
         }
     }
 }

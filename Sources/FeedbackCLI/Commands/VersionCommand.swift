@@ -2,23 +2,17 @@
 enum VersionCommand: Subcommand {
     static let name = "version"
     static let abstract = "Print the version"
-    static let help = """
-        OVERVIEW: Print the version of feedbackctl.
+    static let summary = "Print the version of feedbackctl."
 
-        USAGE: feedbackctl version [--json]
+    static let json = Option.json(#"Print {"version": "…"}"#)
+    static let options = [json]
 
-        OPTIONS:
-          --json           Print {"version": "…"}
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        """
+    /// What `--json` prints: nothing but the `version` every report has.
+    struct Report: Encodable {}
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let json = parser.flag("--json")
-        try parser.finish(positionals: 0)
-        if json {
-            output.write(JSON.object(["version": .string(FeedbackCommand.version)]) + "\n")
+        if parser.flag(Self.json) {
+            output.write(JSONOutput.line(Report()))
         } else {
             output.write("feedbackctl \(FeedbackCommand.version)\n")
         }

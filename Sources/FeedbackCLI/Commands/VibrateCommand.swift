@@ -6,53 +6,60 @@ import FeedbackServices
 enum VibrateCommand: Subcommand {
     static let name = "vibrate"
     static let abstract = "Vibrate once or in a pattern"
-    static let help = """
-        OVERVIEW: Vibrate once or in a pattern.
-
+    static let discussion: [Paragraph] = [
+        """
         Plays on the first vibrator (or the one --device names) and returns when the vibration
         is over. Without options it plays the buzz of kSystemSoundID_Vibrate (400 ms).
+        """
+    ]
 
-        USAGE: feedbackctl vibrate [--duration MS] [--intensity X] [--device PATH|NAME]
-               feedbackctl vibrate --pattern MS,MS,... [--amplitudes A,A,...] [--intensity X] [--device PATH|NAME]
+    static let duration = Option("--duration", value: "MS", .number, help: "Vibrate once for MS milliseconds (default 400)")
+    static let intensity = Option(
+        "--intensity", value: "X", .number, help: "Strength 0...1 (default 1); scales a pattern's amplitudes")
+    static let pattern = Option(
+        "--pattern", value: "MS,...", .number,
+        help: """
+            Timings as Android's VibrationEffect.createWaveform: without
+            --amplitudes they alternate off and on, starting with off
+            """)
+    static let amplitudes = Option("--amplitudes", value: "A,...", .number, help: "One strength 0...1 per timing; 0 is a pause")
+    static let device = Option("--device", value: "PATH|NAME", .file, help: "The device node, or a text its name contains")
+    static let inputDirectory = Option(
+        "--input-dir", value: "DIR", .directory, help: "Look for devices in DIR instead of /dev/input")
+    static let options = [duration, intensity, pattern, amplitudes, device, inputDirectory]
+    static let usage: [[UsageItem]] = [
+        [.optional([duration, intensity, device])],
+        [.required(pattern), .optional([amplitudes, intensity, device])],
+    ]
 
-        OPTIONS:
-          --duration MS      Vibrate once for MS milliseconds (default 400)
-          --intensity X      Strength 0...1 (default 1); scales a pattern's amplitudes
-          --pattern MS,...   Timings as Android's VibrationEffect.createWaveform: without
-                             --amplitudes they alternate off and on, starting with off
-          --amplitudes A,... One strength 0...1 per timing; 0 is a pause
-          --device PATH|NAME The device node, or a text its name contains
-          --input-dir DIR    Look for devices in DIR instead of /dev/input
-          -q, --quiet        Print nothing on standard output, only errors
-          -h, --help         Show this help
-
-        EXIT STATUS:
-          0 when the vibration played to its end; 64 bad options; 69 no vibrator (or it went
-          away); 77 the device node may not be opened (add the user to the 'input' group or
-          give the device a udev 'uaccess' tag).
-
-        EXAMPLES:
-          feedbackctl vibrate --duration 150 --intensity 0.5
-          feedbackctl vibrate --pattern 0,200,100,200
-          feedbackctl vibrate --pattern 100,50,100 --amplitudes 1,0,0.4 --device /dev/input/event4
-
+    static let exitStatus: String? = """
+        0 when the vibration played to its end; 64 bad options; 69 no vibrator (or it went
+        away); 77 the device node may not be opened (add the user to the 'input' group or
+        give the device a udev 'uaccess' tag).
         """
 
-    static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let duration = try parser.value("--duration").map { text throws(CommandError) in try milliseconds(text, option: "--duration") }
-        let intensity = try parser.value("--intensity").map { text throws(CommandError) in try strength(text, option: "--intensity") } ?? 1
-        let timings = try parser.value("--pattern").map { text throws(CommandError) in
-            try list(text, option: "--pattern").map { item throws(CommandError) in try milliseconds(item, option: "--pattern") }
-        }
-        let amplitudes = try parser.value("--amplitudes").map { text throws(CommandError) in
-            try list(text, option: "--amplitudes").map { item throws(CommandError) in try strength(item, option: "--amplitudes") }
-        }
-        let device = try parser.value("--device")
-        let directory = try parser.value("--input-dir") ?? Vibration.inputDirectory
-        try parser.finish(positionals: 0)
+    static let examples = [
+        "feedbackctl vibrate --duration 150 --intensity 0.5",
+        "feedbackctl vibrate --pattern 0,200,100,200",
+        "feedbackctl vibrate --pattern 100,50,100 --amplitudes 1,0,0.4 --device /dev/input/event4",
+    ]
 
-        if duration != nil && timings != nil { throw CommandError.usage("--duration and --pattern exclude each other") }
-        if amplitudes != nil && timings == nil { throw CommandError.usage("--amplitudes needs --pattern") }
+    static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
+        let duration = try parser.value(Self.duration).map { text throws(CommandError) in try milliseconds(text, option: Self.duration) }
+        let intensity = try parser.value(Self.intensity).map { text throws(CommandError) in try strength(text, option: Self.intensity) } ?? 1
+        let timings = try parser.value(Self.pattern).map { text throws(CommandError) in
+            try list(text, option: Self.pattern).map { item throws(CommandError) in try milliseconds(item, option: Self.pattern) }
+        }
+        let amplitudes = try parser.value(Self.amplitudes).map { text throws(CommandError) in
+            try list(text, option: Self.amplitudes).map { item throws(CommandError) in try strength(item, option: Self.amplitudes) }
+        }
+        let device = parser.value(Self.device)
+        let directory = parser.value(Self.inputDirectory) ?? Vibration.inputDirectory
+
+        if duration != nil && timings != nil {
+            throw CommandError.usage("\(Self.duration.name) and \(Self.pattern.name) exclude each other")
+        }
+        if amplitudes != nil && timings == nil { throw CommandError.usage("\(Self.amplitudes.name) needs \(Self.pattern.name)") }
         let pattern: VibrationPattern
         do {
             if let timings {
@@ -76,22 +83,22 @@ enum VibrateCommand: Subcommand {
         try vibration.wait()
     }
 
-    private static func list(_ text: String, option: String) throws(CommandError) -> [String] {
+    private static func list(_ text: String, option: Option) throws(CommandError) -> [String] {
         let items = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces }
-        guard !items.isEmpty, !items.contains("") else { throw CommandError.usage("\(option) needs a comma-separated list") }
+        guard !items.isEmpty, !items.contains("") else { throw CommandError.usage("\(option.name) needs a comma-separated list") }
         return items
     }
 
-    private static func milliseconds(_ text: String, option: String) throws(CommandError) -> Int {
+    private static func milliseconds(_ text: String, option: Option) throws(CommandError) -> Int {
         guard let value = Int(text), value >= 0, value <= 30_000 else {
-            throw CommandError.usage("\(option) takes milliseconds 0...30000, not '\(text)'")
+            throw CommandError.usage("\(option.name) takes milliseconds 0...30000, not '\(text)'")
         }
         return value
     }
 
-    private static func strength(_ text: String, option: String) throws(CommandError) -> Double {
+    private static func strength(_ text: String, option: Option) throws(CommandError) -> Double {
         guard let value = Double(text), (0...1).contains(value) else {
-            throw CommandError.usage("\(option) takes a strength 0...1, not '\(text)'")
+            throw CommandError.usage("\(option.name) takes a strength 0...1, not '\(text)'")
         }
         return value
     }

@@ -5,9 +5,8 @@ import FeedbackServices
 enum VolumeCommand: Subcommand {
     static let name = "volume"
     static let abstract = "Change a sound's level (or normalise its loudness) and export it"
-    static let help = """
-        OVERVIEW: Change a sound's level (or normalise its loudness) and export it.
-
+    static let discussion: [Paragraph] = [
+        """
         The sound is registered as a program would register it, then re-registered at the
         new level: X times the original samples, clipped at full scale (or limited with
         --limit), or scaled to an EBU R128 integrated loudness with --lufs. The result is
@@ -15,50 +14,72 @@ enum VolumeCommand: Subcommand {
         source file (at 48 kHz). A system sound ID (1000-1351) is looked up in the active
         sound theme. For an ID made by 'feedbackctl register' (4097 and up) the new level is
         also stored in the registry: 'feedbackctl fire ID' plays at it from then on.
+        """
+    ]
 
-        USAGE: feedbackctl volume [OPTIONS] ID|FILE [X]
+    static let target = Argument(
+        "ID|FILE", .systemSoundID, .file,
+        help: """
+            A system sound ID (1000-1351), a registered ID (4097 and up), or a
+            sound file
+            """)
+    static let multiplier = Argument(
+        "X", .number, optional: true, help: "Linear volume multiplier, 0 to 16 (1 keeps the original level)")
+    static let arguments = [target, multiplier]
 
-        ARGUMENTS:
-          ID|FILE          A system sound ID (1000-1351), a registered ID (4097 and up), or a
-                           sound file
-          X                Linear volume multiplier, 0 to 16 (1 keeps the original level)
+    static let lufs = Option(
+        "--lufs", value: "TARGET", .number,
+        help: """
+            Normalise to TARGET LUFS (e.g. -16) instead of a multiplier; uses
+            the peak limiter
+            """)
+    static let limit = Option("--limit", help: "Limit peaks (5 ms attack, 50 ms release) instead of clipping them")
+    static let export = Option("--export", value: "FILE", .file, help: "Write the adjusted sound to FILE")
+    static let json = Option.json(
+        """
+        Print {"version", "source", "id", "multiplier", "loudnessBefore",
+        "loudness", "peak", "file"}; loudness is null when unmeasurable,
+        id is null unless a registered ID was changed
+        """)
+    static let options = [lufs, limit, export, json] + ThemeOptions.all
+    static let usage: [[UsageItem]] = [[.options, .arguments]]
 
-        OPTIONS:
-          --lufs TARGET    Normalise to TARGET LUFS (e.g. -16) instead of a multiplier; uses
-                           the peak limiter
-          --limit          Limit peaks (5 ms attack, 50 ms release) instead of clipping them
-          --export FILE    Write the adjusted sound to FILE
-          --json           Print {"version", "source", "id", "multiplier", "loudnessBefore",
-                           "loudness", "peak", "file"}; loudness is null when unmeasurable,
-                           id is null unless a registered ID was changed
-        \(ThemeOptions.help)
-          -q, --quiet      Print nothing on standard output, only errors
-          -h, --help       Show this help
-
-        EXIT STATUS:
-          0 done; 64 bad argument; 65 the sound is not usable (or, with --lufs, too quiet
-          or short to measure), or the registry is damaged; 66 no such file or sound; 73 FILE
-          (or the registry) cannot be written; 75 the registry is busy.
-
-        EXAMPLES:
-          feedbackctl volume alert.wav 0.5 --export alert-half.wav
-          feedbackctl volume 1007 --lufs -16 --export tri-tone.wav
-          feedbackctl volume 4097 0.3
-
+    static let exitStatus: String? = """
+        0 done; 64 bad argument; 65 the sound is not usable (or, with --lufs, too quiet
+        or short to measure), or the registry is damaged; 66 no such file or sound; 73 FILE
+        (or the registry) cannot be written; 75 the registry is busy.
         """
 
+    static let examples = [
+        "feedbackctl volume alert.wav 0.5 --export alert-half.wav",
+        "feedbackctl volume 1007 --lufs -16 --export tri-tone.wav",
+        "feedbackctl volume 4097 0.3",
+    ]
+
+    /// What `--json` prints.
+    struct Report: Encodable {
+        let source: String
+        /// The registered ID whose level was changed.
+        @Nullable var id: SystemSoundID?
+        let multiplier: Double
+        @Nullable var loudnessBefore: Double?
+        @Nullable var loudness: Double?
+        let peak: Double
+        /// The file written with `--export`.
+        @Nullable var file: String?
+    }
+
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let json = parser.flag("--json")
-        let limit = parser.flag("--limit")
-        let export = try parser.value("--export")
-        let lufsText = try parser.value("--lufs")
-        let themeOptions = try ThemeOptions(&parser)
-        let arguments = try parser.finish(positionals: 1...2)
+        let limit = parser.flag(Self.limit)
+        let export = parser.value(Self.export)
+        let lufsText = parser.value(Self.lufs)
+        let themeOptions = ThemeOptions(parser)
+        let arguments = parser.positionals
         let resolver = try themeOptions.resolver()
         let lufs: Double?
         if let lufsText {
             guard let value = Double(lufsText), value.isFinite, (-70.0...0).contains(value) else {
-                throw CommandError.usage("--lufs takes a loudness from -70 to 0, not '\(lufsText)'")
+                throw CommandError.usage("\(Self.lufs.name) takes a loudness from -70 to 0, not '\(lufsText)'")
             }
             lufs = value
         } else {
@@ -104,14 +125,11 @@ enum VolumeCommand: Subcommand {
             throw CommandError(message: "\(error)", exitCode: .software)
         }
         let after = try? registry.loudness(of: sound.id)
-        if json {
-            output += JSON.object([
-                "version": .string(FeedbackCommand.version), "source": .string(path),
-                "id": registeredID.map { .number(Double($0)) } ?? .null,
-                "multiplier": .number(Double(sound.volume.multiplier)),
-                "loudnessBefore": before.map { .number($0) } ?? .null, "loudness": after.map { .number($0) } ?? .null,
-                "peak": .number(Double(sound.buffer.peak)), "file": export.map { .string($0) } ?? .null,
-            ]) + "\n"
+        if parser.flag(Self.json) {
+            output += JSONOutput.line(
+                Report(
+                    source: path, id: registeredID, multiplier: Double(sound.volume.multiplier), loudnessBefore: before,
+                    loudness: after, peak: Double(sound.buffer.peak), file: export))
             return
         }
         output += """

@@ -212,6 +212,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         let waiters = shared.withLock { shared -> [DispatchSemaphore] in
             shared.state = .ready
             shared.statistics.rewritesEnabled = rewrites
+            shared.statistics.streamReadyTime = MonotonicClock.now
             defer { shared.readyWaiters.removeAll() }
             return shared.readyWaiters
         }

@@ -59,6 +59,9 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         public var connections = 0
         /// Whether queued audio is rewritten on changes (false on servers that do not honour it).
         public var rewritesEnabled = true
+        /// When the stream last became ready to play (CLOCK_MONOTONIC seconds), nil before the
+        /// first time: the moment from which a sound can be heard at all.
+        public var streamReadyTime: Double?
     }
 
     public let name = "engine (PulseAudio)"
