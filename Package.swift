@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "FeedbackServices", targets: ["FeedbackServices", "FeedbackPlayer"]),
         .executable(name: "feedbackctl", targets: ["feedbackctl"]),
+        .executable(name: "feedbackservicesd", targets: ["feedbackservicesd"]),
     ],
     targets: [
         .systemLibrary(
@@ -31,6 +32,10 @@ let package = Package(
         .systemLibrary(
             name: "CEbur128", pkgConfig: "libebur128",
             providers: [.apt(["libebur128-dev"])]),
+        // sd-bus and sd-event: the session service's D-Bus connection and its loop.
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
@@ -52,6 +57,18 @@ let package = Package(
         .executableTarget(
             name: "feedbackctl",
             dependencies: ["FeedbackCLI"],
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
+        // The session service: the sd-bus wrapper, feedbackd's theme format and org.sigxcpu.Feedback,
+        // a library so that its tests can run it in process; feedbackservicesd is its main.
+        .target(
+            name: "FeedbackDaemon",
+            dependencies: ["FeedbackServices", "CSystemd"],
+            swiftSettings: strict),
+        // Linked like feedbackctl, so that the installed service does not depend on the toolchain's place.
+        .executableTarget(
+            name: "feedbackservicesd",
+            dependencies: ["FeedbackDaemon"],
             swiftSettings: strict,
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
         .target(
@@ -83,6 +100,10 @@ let package = Package(
             dependencies: [
                 "FeedbackServices", "FeedbackPlayer", "FeedbackTestSupport", "CSndFile", "CFeedbackShims", "SoundSynthesis",
             ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "FeedbackDaemonTests",
+            dependencies: ["FeedbackDaemon", "FeedbackServices", "FeedbackTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",

@@ -20,16 +20,20 @@ public struct ProcessResult: Sendable {
 }
 
 /// The built feedbackctl binary, beside the test bundle in the build directory.
-public var feedbackctlBinary: String {
+public var feedbackctlBinary: String { builtProduct("feedbackctl") }
+
+/// The built executable `name` (`feedbackctl`, `feedbackservicesd`), beside the test bundle in the
+/// build directory.
+public func builtProduct(_ name: String) -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     precondition(count > 0)
     var directory = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     // The test runner may be inside a .xctest bundle directory or beside it.
-    while !FileManager.default.isExecutableFile(atPath: directory + "/feedbackctl") && directory.count > 1 {
+    while !FileManager.default.isExecutableFile(atPath: directory + "/" + name) && directory.count > 1 {
         directory = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
     }
-    return directory + "/feedbackctl"
+    return directory + "/" + name
 }
 
 /// Runs a program to completion and collects its status and output; `environment` entries
@@ -38,47 +42,151 @@ public var feedbackctlBinary: String {
 public func runProcess(
     _ path: String, _ arguments: [String], environment: [String] = [], interruptAfter: Double? = nil
 ) -> ProcessResult {
-    let directory = "/tmp/feedbackctl-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    mkdir(directory, 0o700)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, directory + "/out", O_WRONLY | O_CREAT, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, directory + "/err", O_WRONLY | O_CREAT, 0o600)
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    let names = Set(environment.map { $0.prefix { $0 != "=" } })
-    let inherited = ProcessInfo.processInfo.environment.filter { !names.contains(Substring($0.key)) }
-    let envp = (inherited.map { "\($0.key)=\($0.value)" } + environment).map { strdup($0) } + [nil]
-    defer {
-        argv.forEach { free($0) }
-        envp.forEach { free($0) }
+    var merged = ProcessInfo.processInfo.environment
+    for entry in environment {
+        let name = String(entry.prefix { $0 != "=" })
+        merged[name] = String(entry.dropFirst(name.count + 1))
     }
-    // A child of a pool thread would inherit its blocked signals; start it as a shell would.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGINT)
-    sigaddset(&defaults, SIGTERM)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-    precondition(spawned == 0, "cannot run \(path): \(Errno(rawValue: spawned))")
+    let child: ChildProcess
+    do {
+        child = try ChildProcess(path, arguments, environment: merged, watched: false)
+    } catch {
+        preconditionFailure("cannot run \(path): \(error)")
+    }
     if let interruptAfter {
         usleep(UInt32(interruptAfter * 1_000_000))
-        kill(pid, SIGINT)
+        child.signal(SIGINT)
     }
-    let status = (try? System.waitpid(pid))?.status ?? 0
-    let read = { (name: String) in
-        String(decoding: FileManager.default.contents(atPath: "\(directory)/\(name)") ?? Data(), as: UTF8.self)
+    let status = child.wait()
+    return ProcessResult(status: status, output: child.output, errors: child.errors)
+}
+
+/// A program started for a test: its standard input held open when asked (a pipe the test
+/// closes), its standard output and error in files. Killed (SIGKILL) and reaped when released if
+/// it still runs, and, when `watched`, by a watchdog if the test run dies first.
+///
+/// Thread safety: one test at a time uses a child (see the locking rule).
+public final class ChildProcess: @unchecked Sendable {
+    // Locking rule: `status` and `stdinFD` change only in the owning test's calls, one at a time.
+    /// Its process ID.
+    public let pid: Int32
+    private let directory = TemporaryDirectory()
+    private var stdinFD: Int32 = -1
+    private var status: Int32?
+
+    /// Starts `path` with exactly `environment`.
+    /// - Throws: `TestFailure` when it cannot be started.
+    public init(
+        _ path: String, _ arguments: [String], environment: [String: String], holdStdin: Bool = false,
+        watched: Bool = true
+    ) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var pipeFDs: [Int32] = [-1, -1]
+        if holdStdin {
+            guard pipe(&pipeFDs) == 0 else { throw TestFailure("pipe failed: \(Errno.current)") }
+            // Other children started meanwhile must not hold the write end (stdin would never close).
+            for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            posix_spawn_file_actions_adddup2(&actions, pipeFDs[0], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_addopen(&actions, 1, directory.file("out"), O_WRONLY | O_CREAT, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, directory.file("err"), O_WRONLY | O_CREAT, 0o600)
+        // A child of a pool thread would inherit its blocked signals; start it as a shell would.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        if holdStdin { close(pipeFDs[0]) }
+        guard result == 0 else {
+            if holdStdin { close(pipeFDs[1]) }
+            throw TestFailure("cannot start \(path): \(Errno(rawValue: result))")
+        }
+        self.pid = pid
+        stdinFD = holdStdin ? pipeFDs[1] : -1
+        if watched { killWhenTestsEnd(pid) }
     }
-    let exited = (status & 0x7f) == 0
-    return ProcessResult(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output: read("out"), errors: read("err"))
+
+    deinit {
+        closeStdin()
+        if status == nil {
+            kill(pid, SIGKILL)
+            _ = try? System.waitpid(pid)
+        }
+    }
+
+    /// Closes its standard input (fbcli, for one, then ends its feedback).
+    public func closeStdin() {
+        if stdinFD >= 0 { close(stdinFD) }
+        stdinFD = -1
+    }
+
+    /// Sends it `signal`.
+    public func signal(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// Its exit status (128 + the signal that ended it), waiting for it to end.
+    public func wait() -> Int32 {
+        if let status { return status }
+        let raw = (try? System.waitpid(pid))?.status ?? 0
+        return record(raw)
+    }
+
+    /// Its exit status (128 + the signal that ended it), waiting up to `timeout` seconds; nil if it
+    /// still runs then.
+    @discardableResult
+    public func wait(timeout: Double) -> Int32? {
+        if let status { return status }
+        let deadline = MonotonicClock.now + timeout
+        repeat {
+            if let (ended, raw) = try? System.waitpid(pid, options: WNOHANG), ended == pid { return record(raw) }
+            usleep(2_000)
+        } while MonotonicClock.now < deadline
+        return nil
+    }
+
+    /// What it wrote to standard output so far.
+    public var output: String { read("out") }
+    /// What it wrote to standard error so far.
+    public var errors: String { read("err") }
+
+    /// Waits until its standard output has a line containing `text`; returns that line.
+    public func waitForOutput(containing text: String, timeout: Double) -> String? {
+        let deadline = MonotonicClock.now + timeout
+        repeat {
+            if let line = output.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
+            usleep(5_000)
+        } while MonotonicClock.now < deadline
+        return nil
+    }
+
+    private func record(_ raw: Int32) -> Int32 {
+        let exited = (raw & 0x7f) == 0
+        let value = exited ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        status = value
+        return value
+    }
+
+    private func read(_ name: String) -> String {
+        String(decoding: FileManager.default.contents(atPath: directory.file(name)) ?? Data(), as: UTF8.self)
+    }
 }

@@ -214,8 +214,7 @@ public struct TestFailure: Error, CustomStringConvertible {
 
 /// Starts a program with the given environment; its stdout goes to `stdout` or /dev/null.
 ///
-/// A watchdog (a shell loop) kills the program once this process is gone, however it ended: a
-/// crashed or killed test run must not leave sound servers behind (`atexit` runs only on a normal exit).
+/// A watchdog kills the program once this process is gone (`killWhenTestsEnd`).
 public func spawn(_ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -236,10 +235,16 @@ public func spawn(_ path: String, _ arguments: [String], environment: [String], 
     var pid: pid_t = 0
     let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
     guard result == 0 else { throw TestFailure("cannot start \(path): \(Errno(rawValue: result))") }
+    killWhenTestsEnd(pid)
+    return pid
+}
+
+/// Starts a watchdog (a shell loop) that kills `pid` once this process is gone, however it ended:
+/// a crashed or killed test run must not leave servers behind (`atexit` runs only on a normal exit).
+public func killWhenTestsEnd(_ pid: pid_t) {
     let watch = "while kill -0 \(getpid()) 2>/dev/null && kill -0 \(pid) 2>/dev/null; do sleep 1; done; "
         + "kill -0 \(getpid()) 2>/dev/null || kill -9 \(pid) 2>/dev/null"
     try? startOrphan("/bin/sh", ["-c", "(\(watch)) &"])
-    return pid
 }
 
 /// Runs a shell command line whose background job outlives it, and reaps the shell at once, so

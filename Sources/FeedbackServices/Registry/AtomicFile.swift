@@ -1,7 +1,8 @@
 import Glibc
 
-/// Small files written whole or not at all, and the directories they live in.
-enum AtomicFile {
+/// Small files written whole or not at all, and the directories they live in. `read` is also the
+/// session service's bounded reader for theme files.
+package enum AtomicFile {
     /// Replaces `path` with `bytes`: a temporary file beside it (created with exactly `mode`, not
     /// narrowed by the umask), written, flushed to disk, renamed over `path`, and the directory
     /// flushed, so a reader sees the old file or the new one and a crash never leaves half a file.
@@ -55,7 +56,7 @@ enum AtomicFile {
     /// - Throws: `FileError` for any other failure: `.notFound` (a directory on the path is not
     ///   one), `.permissionDenied`, `.notARegularFile`, `.ioError`, or `.tooLarge` for a file over
     ///   `limit` bytes.
-    static func read(_ path: String, limit: Int) throws(FileError) -> [UInt8]? {
+    package static func read(_ path: String, limit: Int) throws(FileError) -> [UInt8]? {
         let opened: (fd: Int32, size: Int64)?
         do throws(OpenRefusal) {
             opened = try openRegularFileIfPresent(path)

@@ -1,0 +1,121 @@
+import CSystemd
+import Glibc
+
+/// One D-Bus message (an `sd_bus_message`): read a call's or a signal's arguments in order, or append
+/// a reply's. Holds a reference to the message (`sd_bus_message_ref`) for its own lifetime.
+///
+/// Thread safety: none; a message is used on the bus thread only (handlers get one there, and it is
+/// not `Sendable`).
+package final class BusMessage {
+    let handle: OpaquePointer
+
+    /// Takes a new reference to `handle`.
+    init(referencing handle: OpaquePointer) {
+        self.handle = sd_bus_message_ref(handle)
+    }
+
+    /// Adopts the reference a `sd_bus_message_new_*` call returned.
+    init(adopting handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        sd_bus_message_unref(handle)
+    }
+
+    /// The member called or signalled (`sd_bus_message_get_member`).
+    package var member: String { sd_bus_message_get_member(handle).map { String(cString: $0) } ?? "" }
+
+    /// The sender's unique bus name (`:1.42`); empty when the bus did not say (a direct connection).
+    package var sender: String { sd_bus_message_get_sender(handle).map { String(cString: $0) } ?? "" }
+
+    /// The next argument, a string (`s`).
+    package func readString() throws(BusError) -> String {
+        var pointer: UnsafePointer<CChar>?
+        try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "s")), &pointer), "reading a string")
+        return pointer.map { String(cString: $0) } ?? ""
+    }
+
+    /// The next argument, an `i`.
+    package func readInt32() throws(BusError) -> Int32 {
+        var value: Int32 = 0
+        try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "i")), &value), "reading an int32")
+        return value
+    }
+
+    /// The next argument, a `u`.
+    package func readUInt32() throws(BusError) -> UInt32 {
+        var value: UInt32 = 0
+        try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "u")), &value), "reading a uint32")
+        return value
+    }
+
+    /// The next argument, a value of the basic type `signature` (`s`, `u`, `i`, `b`, `d`).
+    package func readBasic(_ signature: String) throws(BusError) -> BusValue {
+        switch signature {
+        case "s": return .string(try readString())
+        case "u": return .uint32(try readUInt32())
+        case "i": return .int32(try readInt32())
+        case "b":
+            var value: Int32 = 0
+            try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "b")), &value), "reading a boolean")
+            return .boolean(value != 0)
+        case "d":
+            var value = 0.0
+            try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "d")), &value), "reading a double")
+            return .double(value)
+        default:
+            throw .invalidArgs("values of type '\(signature)' are not supported here")
+        }
+    }
+
+    /// The next argument, an `a{sv}` dictionary: the entries whose values have a basic type
+    /// `readBasic` reads; the others are skipped. At most `limit` entries, else `InvalidArgs`.
+    package func readVariantDictionary(limit: Int) throws(BusError) -> [String: BusValue] {
+        try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "a")), "{sv}"), "reading a{sv}")
+        var entries: [String: BusValue] = [:]
+        var count = 0
+        while try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "e")), "sv"), "reading a{sv}") > 0 {
+            count += 1
+            guard count <= limit else { throw .invalidArgs("more than \(limit) hints") }
+            let key = try readString()
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            try check(sd_bus_message_peek_type(handle, &type, &contents), "reading a variant")
+            let inner = contents.map { String(cString: $0) } ?? ""
+            if ["s", "u", "i", "b", "d"].contains(inner) {
+                try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "v")), inner), "reading a variant")
+                entries[key] = try readBasic(inner)
+                try check(sd_bus_message_exit_container(handle), "reading a variant")
+            } else {
+                try check(sd_bus_message_skip(handle, "v"), "skipping a variant")
+            }
+            try check(sd_bus_message_exit_container(handle), "reading a{sv}")
+        }
+        try check(sd_bus_message_exit_container(handle), "reading a{sv}")
+        return entries
+    }
+
+    /// Appends `value` (`sd_bus_message_append_basic`).
+    func append(_ value: BusValue) throws(BusError) {
+        let type = CChar(bitPattern: value.typeCode)
+        let result: Int32
+        switch value {
+        case .string(let text): result = text.withCString { sd_bus_message_append_basic(handle, type, $0) }
+        case .uint32(var number): result = sd_bus_message_append_basic(handle, type, &number)
+        case .int32(var number): result = sd_bus_message_append_basic(handle, type, &number)
+        case .boolean(let flag):
+            var number: Int32 = flag ? 1 : 0
+            result = sd_bus_message_append_basic(handle, type, &number)
+        case .double(var number): result = sd_bus_message_append_basic(handle, type, &number)
+        }
+        try check(result, "appending \(value)")
+    }
+}
+
+/// Throws for a negative sd-bus return (`-errno`), else returns it.
+@discardableResult
+func check(_ result: Int32, _ what: String) throws(BusError) -> Int32 {
+    guard result >= 0 else { throw BusError(code: -result, what) }
+    return result
+}

@@ -1,0 +1,53 @@
+/// A basic D-Bus value: what the service's methods, signals and properties carry. A value; safe to
+/// share across threads.
+package enum BusValue: Sendable, Equatable, CustomStringConvertible {
+    /// `s`
+    case string(String)
+    /// `u`
+    case uint32(UInt32)
+    /// `i`
+    case int32(Int32)
+    /// `b`
+    case boolean(Bool)
+    /// `d`
+    case double(Double)
+
+    /// The value's D-Bus type code.
+    var typeCode: UInt8 {
+        switch self {
+        case .string: UInt8(ascii: "s")
+        case .uint32: UInt8(ascii: "u")
+        case .int32: UInt8(ascii: "i")
+        case .boolean: UInt8(ascii: "b")
+        case .double: UInt8(ascii: "d")
+        }
+    }
+
+    /// The value as a string, for `.string`.
+    package var string: String? {
+        if case .string(let text) = self { text } else { nil }
+    }
+
+    /// The value as gdbus prints it.
+    package var description: String {
+        switch self {
+        case .string(let text): "'\(text)'"
+        case .uint32(let value): "uint32 \(value)"
+        case .int32(let value): "\(value)"
+        case .boolean(let value): "\(value)"
+        case .double(let value): "\(value)"
+        }
+    }
+}
+
+/// One member of an interface served on the bus: a method, a signal or a property. The argument
+/// names appear in the introspection data. A value; safe to share across threads.
+package enum BusMember: Sendable, Equatable {
+    /// A method: `signature` in, `result` out, argument names in then out.
+    case method(String, signature: String, result: String, names: [String])
+    /// A signal with these arguments.
+    case signal(String, signature: String, names: [String])
+    /// A property of a basic type; `writable` lets clients set it; `emitsChange` says in the
+    /// introspection data that `PropertiesChanged` carries its new value.
+    case property(String, signature: String, writable: Bool, emitsChange: Bool)
+}

@@ -1,0 +1,324 @@
+package import FeedbackServices
+import FoundationEssentials
+import Glibc
+
+/// One feedback a theme gives for an event. A value; safe to share across threads.
+package enum ThemeFeedback: Sendable, Equatable {
+    /// `Sound`: play the sound theme event `effect`.
+    case sound(effect: String)
+    /// `VibraRumble`, `VibraPeriodic` or `VibraPattern`, as a pattern.
+    case vibration(VibrationPattern)
+    /// `Led`: accepted, not driven yet (issue 14).
+    case led(color: String)
+}
+
+/// Why a theme file could not be used. A value; safe to share across threads.
+package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file.
+    package var path: String
+    /// What is wrong with it.
+    package var problem: String
+
+    /// "PATH: PROBLEM".
+    package var description: String { "\(path): \(problem)" }
+}
+
+/// An event → feedback mapping in feedbackd's JSON theme format, with its parents.
+///
+/// A theme file has a `name`, an optional `parent-name` and `profiles`, each with a `name` (`full`,
+/// `quiet`, `silent`) and `feedbacks`: objects with an `event-name`, a `type` and the type's fields —
+/// `Sound` (`effect`: a sound theme event), `VibraRumble` (`duration`, `count`, `pause` in ms,
+/// `magnitude` 0…1), `VibraPeriodic` (`duration`, `magnitude` 0…32767, `fade-in-time`,
+/// `fade-in-level`), `VibraPattern` (`magnitudes` 0…1 and `durations` in ms, pairwise) and `Led`
+/// (`color`, `frequency`). Unknown fields are ignored, as feedbackd ignores them; so are feedbacks of
+/// an unknown type, counted in `ignored`.
+///
+/// Profiles are levels, as feedbackd means them: a profile plays the feedbacks listed under it and
+/// under the profiles below it (full ⊃ quiet ⊃ silent). A theme with a `parent-name` inherits: for
+/// each profile level and event, the nearest theme in the chain that lists the event there wins.
+///
+/// Every input is bounded: a file of at most `maximumFileSize` bytes, at most `maximumEntries`
+/// feedbacks per file, strings of at most `maximumStringLength` bytes, a parent chain of at most
+/// `maximumParentDepth` themes (a cycle is an error), durations of at most `maximumDuration` ms.
+///
+/// Thread safety: a value; every method may be called from any thread.
+package struct FeedbackTheme: Sendable {
+    /// The largest theme file read, in bytes (Debian's `default.json` has 5 KiB).
+    package static let maximumFileSize = 1 << 20
+    /// The most feedbacks one file may list.
+    package static let maximumEntries = 4_096
+    /// The longest name, event or effect, in bytes.
+    package static let maximumStringLength = 255
+    /// The most themes in a parent chain, the theme itself included.
+    package static let maximumParentDepth = 8
+    /// The longest vibration step, and the longest whole pattern, in ms.
+    package static let maximumDuration = 60_000
+    /// The most steps a `VibraPattern` or pulses a `VibraRumble` may have.
+    package static let maximumSteps = 256
+
+    /// The theme's `name`.
+    package let name: String
+    /// The files read, the theme's own first, then its parents'.
+    package let files: [String]
+    /// Feedbacks of an unknown type, and `Led` feedbacks, that were accepted and are not played.
+    package let ignored: [String]
+    /// The feedbacks by profile level, then event; the parents' already merged in.
+    private let levels: [FeedbackProfile: [String: [ThemeFeedback]]]
+
+    /// The feedbacks `profile` gives for `event`: those of its own level and of the levels below it.
+    package func feedbacks(for event: String, profile: FeedbackProfile) -> [ThemeFeedback] {
+        Self.levelsPlayed(by: profile).flatMap { levels[$0]?[event] ?? [] }
+    }
+
+    /// The levels a profile plays, its own first.
+    static func levelsPlayed(by profile: FeedbackProfile) -> [FeedbackProfile] {
+        switch profile {
+        case .full: [.full, .quiet, .silent]
+        case .quiet: [.quiet, .silent]
+        case .silent: [.silent]
+        }
+    }
+
+    /// Reads the theme at `path` and its parents, found by name in `parents` (`<name>.json` in each
+    /// directory, first match; the file itself is skipped).
+    package static func load(path: String, parents: [String]) throws(FeedbackThemeError) -> FeedbackTheme {
+        var chain: [(path: String, file: ThemeFile)] = []
+        var seen: Set<String> = []
+        var next: String? = path
+        while let current = next {
+            guard chain.count < maximumParentDepth else {
+                throw FeedbackThemeError(
+                    path: path, problem: "the parent-name chain is longer than \(maximumParentDepth) themes")
+            }
+            let identity = canonicalPath(current)
+            guard seen.insert(identity).inserted else {
+                throw FeedbackThemeError(
+                    path: path, problem: "the parent-name chain comes back to \(current) (a cycle)")
+            }
+            let file = try ThemeFile.read(current)
+            chain.append((current, file))
+            if let parent = file.parentName {
+                guard let found = locate(parent, in: parents, excluding: seen) else {
+                    throw FeedbackThemeError(path: current, problem: "no theme named '\(parent)' in \(parents)")
+                }
+                next = found
+            } else {
+                next = nil
+            }
+        }
+        var levels: [FeedbackProfile: [String: [ThemeFeedback]]] = [:]
+        // Parents first, so that a nearer theme's list replaces theirs.
+        for (_, file) in chain.reversed() {
+            for (profile, events) in file.levels {
+                levels[profile, default: [:]].merge(events) { _, nearer in nearer }
+            }
+        }
+        return FeedbackTheme(
+            name: chain[0].file.name, files: chain.map(\.path), ignored: chain.flatMap(\.file.ignored), levels: levels)
+    }
+
+    /// `<name>.json` in the first of `directories` that has one which is not in `excluded`.
+    private static func locate(_ name: String, in directories: [String], excluding excluded: Set<String>) -> String? {
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { return nil }
+        for directory in directories {
+            let candidate = "\(directory)/\(name).json"
+            if access(candidate, F_OK) == 0 && !excluded.contains(canonicalPath(candidate)) {
+                return candidate
+            }
+        }
+        return nil
+    }
+}
+
+/// `path` with symbolic links, `.` and `..` resolved, to know one file under two names; `path`
+/// itself when it cannot be resolved.
+private func canonicalPath(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
+/// One theme file, validated.
+struct ThemeFile {
+    var name: String
+    var parentName: String?
+    var levels: [FeedbackProfile: [String: [ThemeFeedback]]] = [:]
+    var ignored: [String] = []
+
+    static func read(_ path: String) throws(FeedbackThemeError) -> ThemeFile {
+        let read: [UInt8]?
+        do {
+            read = try AtomicFile.read(path, limit: FeedbackTheme.maximumFileSize)
+        } catch {
+            throw FeedbackThemeError(path: path, problem: error.description)
+        }
+        guard let bytes = read else { throw FeedbackThemeError(path: path, problem: "no such file") }
+        let document: Document
+        do {
+            document = try JSONDecoder().decode(Document.self, from: Data(bytes))
+        } catch {
+            throw FeedbackThemeError(path: path, problem: "not a feedback theme: \(Self.explain(error))")
+        }
+        return try ThemeFile(document, path: path)
+    }
+
+    private init(_ document: Document, path: String) throws(FeedbackThemeError) {
+        func fail(_ problem: String) -> FeedbackThemeError { FeedbackThemeError(path: path, problem: problem) }
+        func bounded(_ text: String, _ what: String) throws(FeedbackThemeError) -> String {
+            guard !text.isEmpty, text.utf8.count <= FeedbackTheme.maximumStringLength else {
+                throw fail("\(what) must have 1 to \(FeedbackTheme.maximumStringLength) bytes")
+            }
+            return text
+        }
+        name = try bounded(document.name, "name")
+        parentName = try document.parentName.map { (text: String) throws(FeedbackThemeError) in
+            try bounded(text, "parent-name")
+        }
+        let total = document.profiles.reduce(0) { $0 + $1.feedbacks.count }
+        guard total <= FeedbackTheme.maximumEntries else {
+            throw fail("\(total) feedbacks, more than \(FeedbackTheme.maximumEntries)")
+        }
+        for profile in document.profiles {
+            guard let level = FeedbackProfile(rawValue: profile.name) else {
+                throw fail("unknown profile '\(profile.name.prefix(FeedbackTheme.maximumStringLength))' (full, quiet or silent)")
+            }
+            for (index, entry) in profile.feedbacks.enumerated() {
+                let place = "profile \(level.rawValue), feedback \(index + 1)"
+                let event = try bounded(entry.eventName, "\(place): event-name")
+                guard let feedback = try Self.feedback(entry, place: place, fail: fail) else {
+                    ignored.append("\(place) (\(event)): type \(entry.type.prefix(FeedbackTheme.maximumStringLength))")
+                    continue
+                }
+                if case .led = feedback { ignored.append("\(place) (\(event)): Led") }
+                levels[level, default: [:]][event, default: []].append(feedback)
+            }
+        }
+    }
+
+    /// The feedback an entry describes; nil for a type feedbackd may know and we do not.
+    private static func feedback(
+        _ entry: Entry, place: String, fail: (String) -> FeedbackThemeError
+    ) throws(FeedbackThemeError) -> ThemeFeedback? {
+        func duration(_ value: Int?, _ field: String, default fallback: Int? = nil) throws(FeedbackThemeError) -> Int {
+            guard let value = value ?? fallback else { throw fail("\(place): \(entry.type) needs '\(field)'") }
+            guard (0...FeedbackTheme.maximumDuration).contains(value) else {
+                throw fail("\(place): \(field) \(value) is outside 0…\(FeedbackTheme.maximumDuration) ms")
+            }
+            return value
+        }
+        func pattern(_ make: () throws(VibrationPattern.Invalid) -> VibrationPattern) throws(FeedbackThemeError)
+            -> ThemeFeedback
+        {
+            let made: VibrationPattern
+            do {
+                made = try make()
+            } catch {
+                throw fail("\(place): not a vibration: \(error)")
+            }
+            guard made.duration <= FeedbackTheme.maximumDuration else {
+                throw fail("\(place): the vibration lasts more than \(FeedbackTheme.maximumDuration) ms")
+            }
+            return .vibration(made)
+        }
+        switch entry.type {
+        case "Sound":
+            guard let effect = entry.effect, !effect.isEmpty, effect.utf8.count <= FeedbackTheme.maximumStringLength
+            else { throw fail("\(place): Sound needs an 'effect' of 1 to \(FeedbackTheme.maximumStringLength) bytes") }
+            return .sound(effect: effect)
+        case "VibraRumble":
+            let total = try duration(entry.duration, "duration")
+            let count = entry.count ?? 1
+            guard (1...FeedbackTheme.maximumSteps).contains(count) else {
+                throw fail("\(place): count \(count) is outside 1…\(FeedbackTheme.maximumSteps)")
+            }
+            let pause = try duration(entry.pause, "pause", default: 0)
+            let magnitude = entry.magnitude ?? 1
+            return try pattern { () throws(VibrationPattern.Invalid) in
+                try .rumble(duration: total, count: count, pause: pause, magnitude: magnitude)
+            }
+        case "VibraPeriodic":
+            let total = try duration(entry.duration, "duration")
+            let fadeIn = try duration(entry.fadeInTime, "fade-in-time", default: 0)
+            // feedbackd's magnitude is the kernel's: 0…0x7FFF (its default 0x5000).
+            let magnitude = min(max((entry.magnitude ?? 0x5000) / 0x7FFF, 0), 1)
+            return try pattern { () throws(VibrationPattern.Invalid) in
+                try .periodic(duration: total, magnitude: magnitude, fadeIn: min(fadeIn, total))
+            }
+        case "VibraPattern":
+            let magnitudes = entry.magnitudes ?? []
+            let durations = entry.durations ?? []
+            guard magnitudes.count == durations.count, (1...FeedbackTheme.maximumSteps).contains(durations.count) else {
+                throw fail(
+                    "\(place): VibraPattern needs as many magnitudes as durations, 1…\(FeedbackTheme.maximumSteps)")
+            }
+            var steps: [VibrationPattern.Step] = []
+            for (magnitude, length) in zip(magnitudes, durations) {
+                steps.append(VibrationPattern.Step(duration: try duration(length, "durations"), intensity: magnitude))
+            }
+            return try pattern { () throws(VibrationPattern.Invalid) in try VibrationPattern(steps: steps) }
+        case "Led":
+            let color = entry.color ?? "white"
+            guard color.utf8.count <= FeedbackTheme.maximumStringLength else { throw fail("\(place): color is too long") }
+            return .led(color: color)
+        default:
+            return nil
+        }
+    }
+
+    /// The decoder's complaint in one line.
+    private static func explain(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context)?:
+            "missing '\(key.stringValue)' at \(path(context.codingPath))"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            "wrong type at \(path(context.codingPath)): \(context.debugDescription)"
+        case .dataCorrupted(let context)?:
+            "\(context.debugDescription) \(path(context.codingPath))"
+        default:
+            "\(error)"
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.isEmpty ? "the top" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// The file as JSON has it.
+    private struct Document: Decodable {
+        var name: String
+        var parentName: String?
+        var profiles: [Profile]
+
+        enum CodingKeys: String, CodingKey {
+            case name
+            case parentName = "parent-name"
+            case profiles
+        }
+    }
+
+    private struct Profile: Decodable {
+        var name: String
+        var feedbacks: [Entry]
+    }
+
+    private struct Entry: Decodable {
+        var eventName: String
+        var type: String
+        var effect: String?
+        var duration: Int?
+        var count: Int?
+        var pause: Int?
+        var magnitude: Double?
+        var fadeInTime: Int?
+        var magnitudes: [Double]?
+        var durations: [Int]?
+        var color: String?
+
+        enum CodingKeys: String, CodingKey {
+            case eventName = "event-name"
+            case type, effect, duration, count, pause, magnitude
+            case fadeInTime = "fade-in-time"
+            case magnitudes, durations, color
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import FeedbackDaemon
+import FeedbackServices
+import FeedbackTestSupport
+import FoundationEssentials
+import Glibc
+import Testing
+
+/// feedbackd's theme format as the service reads it: Debian's file as it is, our shipped theme,
+/// profiles as levels, parents, and the bounds on every input.
+struct FeedbackThemeTests {
+    let directory = TemporaryDirectory()
+
+    @discardableResult
+    private func write(_ name: String, _ text: String) -> String {
+        directory.write(Array(text.utf8), to: name)
+    }
+
+    private func theme(name: String = "t", parent: String? = nil, _ profiles: String) -> String {
+        let parentLine = parent.map { "\"parent-name\": \"\($0)\"," } ?? ""
+        return "{ \"name\": \"\(name)\", \(parentLine) \"profiles\": [\(profiles)] }"
+    }
+
+    @Test func debianDefaultThemeAsItIs() throws {
+        guard access("/usr/share/feedbackd/themes/default.json", R_OK) == 0 else {
+            #expect(!runningInCI, "Debian's feedbackd package (scripts/setup) ships the theme")
+            return
+        }
+        let theme = try FeedbackTheme.load(path: "/usr/share/feedbackd/themes/default.json", parents: [])
+        #expect(theme.name == "default")
+        #expect(theme.ignored.count == 6)
+        let email = theme.feedbacks(for: "message-new-email", profile: .full)
+        #expect(email.first == .sound(effect: "message-new-email"))
+        #expect(email.count == 2)
+        // Three 150 ms pulses over 750 ms with 100 ms pauses.
+        let rumble = try VibrationPattern.rumble(duration: 750, count: 3, pause: 100)
+        #expect(theme.feedbacks(for: "message-new-email", profile: .quiet) == [.vibration(rumble)])
+        #expect(theme.feedbacks(for: "message-new-sms", profile: .full).first == .sound(effect: "message-new-instant"))
+        #expect(theme.feedbacks(for: "message-new-email", profile: .silent) == [])
+        #expect(theme.feedbacks(for: "battery-caution", profile: .full) == [.led(color: "red")])
+    }
+
+    @Test func shippedThemeHasASoundForEveryEventOfOurSoundTheme() throws {
+        let locations = FeedbackThemeLocations.standard(environment: ["HOME": directory.path])
+        let shipped = try #require(FeedbackThemeLocations.shippedDirectory)
+        #expect(locations.theme == "\(shipped)/feedbackservices.json")
+        let theme = try FeedbackTheme.load(path: locations.theme, parents: locations.parentDirectories)
+        #expect(theme.name == "feedbackservices")
+        #expect(theme.ignored.isEmpty)
+        let sounds = try #require(SoundThemeSearchPath.shippedThemesDirectory)
+        let events = try FileManager.default.contentsOfDirectory(atPath: "\(sounds)/feedbackservices/stereo")
+            .filter { $0.hasSuffix(".wav") }.map { String($0.dropLast(4)) }
+        #expect(events.count > 100)
+        for event in events {
+            #expect(theme.feedbacks(for: event, profile: .full).first == .sound(effect: event), "\(event)")
+        }
+        // A vibration per event that wants one, in quiet and so in full.
+        let call = theme.feedbacks(for: "phone-incoming-call", profile: .quiet)
+        #expect(call.count == 1)
+        #expect(theme.feedbacks(for: "phone-incoming-call", profile: .full).count == 2)
+    }
+
+    @Test func environmentChoosesTheTheme() {
+        let chosen = FeedbackThemeLocations.standard(environment: ["FEEDBACK_THEME": "/x/mine.json", "HOME": "/h"])
+        #expect(chosen.theme == "/x/mine.json")
+        #expect(chosen.parentDirectories.first == "/h/.config/feedbackd/themes")
+        #expect(chosen.parentDirectories.last == "/usr/share/feedbackd/themes")
+        mkdir(directory.file("feedbackd"), 0o700)
+        mkdir(directory.file("feedbackd/themes"), 0o700)
+        write("feedbackd/themes/default.json", theme(#"{ "name": "full", "feedbacks": [] }"#))
+        let user = FeedbackThemeLocations.standard(environment: ["XDG_CONFIG_HOME": directory.path])
+        #expect(user.theme == directory.file("feedbackd/themes/default.json"))
+    }
+
+    @Test(arguments: [FeedbackProfile.full, .quiet, .silent])
+    func profilesAreLevels(profile: FeedbackProfile) throws {
+        let path = write(
+            "levels.json",
+            theme(
+                #"""
+                { "name": "full", "feedbacks": [ { "event-name": "e", "type": "Sound", "effect": "bell" } ] },
+                { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraRumble", "duration": 100 } ] },
+                { "name": "silent", "feedbacks": [ { "event-name": "e", "type": "Led", "color": "blue", "frequency": 1000 } ] }
+                """#))
+        let loaded = try FeedbackTheme.load(path: path, parents: [])
+        let kinds = loaded.feedbacks(for: "e", profile: profile).map { feedback -> String in
+            switch feedback {
+            case .sound: "sound"
+            case .vibration: "vibration"
+            case .led: "led"
+            }
+        }
+        let expected: [FeedbackProfile: [String]] = [
+            .full: ["sound", "vibration", "led"], .quiet: ["vibration", "led"], .silent: ["led"],
+        ]
+        #expect(kinds == expected[profile])
+    }
+
+    @Test func parentsFillInWhatTheChildLacks() throws {
+        write("base.json", theme(name: "base", #"""
+            { "name": "full", "feedbacks": [
+              { "event-name": "a", "type": "Sound", "effect": "base-a" },
+              { "event-name": "b", "type": "Sound", "effect": "base-b" } ] }
+            """#))
+        let child = write("child.json", theme(name: "child", parent: "base", #"""
+            { "name": "full", "feedbacks": [ { "event-name": "a", "type": "Sound", "effect": "child-a" } ] }
+            """#))
+        let loaded = try FeedbackTheme.load(path: child, parents: [directory.path])
+        #expect(loaded.files == [child, directory.file("base.json")])
+        #expect(loaded.feedbacks(for: "a", profile: .full) == [.sound(effect: "child-a")])
+        #expect(loaded.feedbacks(for: "b", profile: .full) == [.sound(effect: "base-b")])
+    }
+
+    @Test func parentCyclesAndLongChainsAreRefused() throws {
+        write("one.json", theme(name: "one", parent: "two", ""))
+        write("two.json", theme(name: "two", parent: "one", ""))
+        #expect(throws: FeedbackThemeError.self) {
+            try FeedbackTheme.load(path: directory.file("one.json"), parents: [directory.path])
+        }
+        let own = write("self.json", theme(name: "self", parent: "self", ""))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: own, parents: [directory.path]) }
+        for level in 0...FeedbackTheme.maximumParentDepth {
+            write("l\(level).json", theme(name: "l\(level)", parent: "l\(level + 1)", ""))
+        }
+        write("l\(FeedbackTheme.maximumParentDepth + 1).json", theme(name: "end", ""))
+        do {
+            _ = try FeedbackTheme.load(path: directory.file("l0.json"), parents: [directory.path])
+            Issue.record("a chain longer than the bound loaded")
+        } catch {
+            #expect(error.problem.contains("longer than"))
+        }
+        let missing = write("orphan.json", theme(name: "orphan", parent: "nowhere", ""))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: missing, parents: [directory.path]) }
+        let escaping = write("escape.json", theme(name: "escape", parent: "../etc/passwd", ""))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: escaping, parents: [directory.path]) }
+    }
+
+    @Test(arguments: [
+        ("not JSON", "{"),
+        ("no name", #"{ "profiles": [] }"#),
+        ("unknown profile", #"{ "name": "t", "profiles": [ { "name": "loud", "feedbacks": [] } ] }"#),
+        ("Sound without effect", #"{ "name": "t", "profiles": [ { "name": "full", "feedbacks": [ { "event-name": "e", "type": "Sound" } ] } ] }"#),
+        ("rumble too long", #"{ "name": "t", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraRumble", "duration": 600000 } ] } ] }"#),
+        ("negative duration", #"{ "name": "t", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraRumble", "duration": -5 } ] } ] }"#),
+        ("pattern mismatch", #"{ "name": "t", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraPattern", "magnitudes": [1.0], "durations": [1, 2] } ] } ] }"#),
+        ("empty event", #"{ "name": "t", "profiles": [ { "name": "full", "feedbacks": [ { "event-name": "", "type": "Sound", "effect": "x" } ] } ] }"#),
+    ])
+    func malformedThemesAreRefused(_ what: String, _ text: String) {
+        let path = write("bad.json", text)
+        #expect(throws: FeedbackThemeError.self, "\(what)") { try FeedbackTheme.load(path: path, parents: []) }
+    }
+
+    @Test func inputsAreBounded() throws {
+        let long = String(repeating: "x", count: FeedbackTheme.maximumStringLength + 1)
+        let longName = write("long.json", theme(name: long, ""))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: longName, parents: []) }
+        let entry = #"{ "event-name": "e", "type": "Sound", "effect": "x" }"#
+        let many = Array(repeating: entry, count: FeedbackTheme.maximumEntries + 1).joined(separator: ",")
+        let tooMany = write("many.json", theme(#"{ "name": "full", "feedbacks": [\#(many)] }"#))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: tooMany, parents: []) }
+        let huge = write("huge.json", String(repeating: " ", count: FeedbackTheme.maximumFileSize + 1))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: huge, parents: []) }
+        // Not a regular file: a FIFO would block a reader that opened it.
+        mkfifo(directory.file("fifo.json"), 0o600)
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: directory.file("fifo.json"), parents: []) }
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: directory.path, parents: []) }
+    }
+
+    @Test func unknownTypesAndLedsAreAcceptedAndListed() throws {
+        let path = write("mixed.json", theme(#"""
+            { "name": "full", "feedbacks": [
+              { "event-name": "e", "type": "Sound", "effect": "bell", "future-field": 1 },
+              { "event-name": "e", "type": "Hologram" } ] },
+            { "name": "silent", "feedbacks": [ { "event-name": "e", "type": "Led", "color": "blue" } ] }
+            """#))
+        let loaded = try FeedbackTheme.load(path: path, parents: [])
+        #expect(loaded.ignored.count == 2)
+        #expect(loaded.feedbacks(for: "e", profile: .full) == [.sound(effect: "bell"), .led(color: "blue")])
+    }
+}
