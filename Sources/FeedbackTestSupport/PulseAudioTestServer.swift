@@ -102,8 +102,13 @@ public final class MonitorRecorder: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    private static let reserved = Atomic(0)
     private let pid: pid_t
     private let fd: Int32
+
+    /// The bytes every recorder in this process has reserved for samples so far: tests that
+    /// measure this process's memory take it out, whichever suites record beside them.
+    public static var reservedBytes: Int { reserved.load(ordering: .relaxed) }
     private var thread: FeedbackServices.Thread?
 
     public init(server: String, sink: String, environment: [String]) throws {
@@ -141,8 +146,10 @@ public final class MonitorRecorder: @unchecked Sendable {
             }
             pending.removeFirst(whole)
             state.withLock { state in
+                let capacity = state.samples.capacity
                 state.samples += floats
                 state.arrivals.append((state.samples.count / 2, arrival))
+                Self.reserved.add((state.samples.capacity - capacity) * MemoryLayout<Float>.size, ordering: .relaxed)
             }
         }
         state.withLock { $0.finished = true }

@@ -238,6 +238,39 @@ extension AudioServerSuites {
             #expect(first.all.count == 1)
         }
 
+        /// A stream just made has queued silence before the server reports where it reads; a sound
+        /// played then is heard at once, not a queue's length (50 ms) later behind that silence.
+        /// Each way a stream comes to be: a play right after it became ready, the play that opens
+        /// it, and the first play after the idle close.
+        @Test func theFirstSoundOnANewStreamIsNotQueuedBehindSilence() throws {
+            let beep = mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate))
+            func onset(_ output: PulseAudioOutput) throws -> Double {
+                let mark = server.recorder.frameCount
+                let start = MonotonicClock.now
+                output.play(beep)
+                let frame = try #require(server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 2))
+                let arrival = try #require(server.recorder.arrivalTime(ofFrame: frame))
+                return arrival - max(start, output.statistics.streamReadyTime ?? start)
+            }
+            var onsets: [Double] = []
+            for _ in 0..<8 {
+                server.recorder.wait(seconds: 0.1)
+                let ready = PulseAudioOutput(configuration: .init(server: server.server))
+                try ready.prepare()
+                onsets.append(try onset(ready))
+                server.recorder.wait(seconds: 0.1)
+                onsets.append(try onset(PulseAudioOutput(configuration: .init(server: server.server))))
+            }
+            let idle = PulseAudioOutput(configuration: .init(server: server.server, idleTimeout: 0.05))
+            for _ in 0..<4 {
+                usleep(200_000)
+                onsets.append(try onset(idle))
+            }
+            #expect(idle.statistics.connections == 4)
+            // The queue is 50 ms; 20 ms leaves room for a loaded machine and none for that mode.
+            #expect(onsets.allSatisfy { $0 < 0.02 }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
+        }
+
         @Test func anUnreachableServerFailsEveryPlayOnce() {
             let nowhere = PulseAudioOutput(configuration: .init(server: "unix:/nonexistent/socket"))
             #expect(throws: PlaybackError.self) { try nowhere.prepare(timeout: 2) }

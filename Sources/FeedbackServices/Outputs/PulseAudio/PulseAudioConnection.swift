@@ -24,6 +24,10 @@ final class PulseAudioConnection {
     var writeIndex: Int64 = 0
     /// The server's stream index minus ours, in frames (rewrites from the read pointer shift it).
     var serverOffset: Int64 = 0
+    /// When this stream's first audio was written (CLOCK_MONOTONIC seconds): the write that fills
+    /// its prebuffer, from which the server reads at once. Until the server first reports its read
+    /// position, that position is the time since then.
+    var firstWriteTime: Double?
     var rewritesEnabled = true
     var idleSince: Double?
     let scratchFrames: Int
@@ -108,6 +112,7 @@ final class PulseAudioConnection {
                 | PA_STREAM_NOT_MONOTONIC.rawValue)
         writeIndex = 0
         serverOffset = 0
+        firstWriteTime = nil
         if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
             fail(.serverUnavailable)
         }
@@ -128,6 +133,7 @@ final class PulseAudioConnection {
     /// The server asks for `bytes` more: render the next part of the timeline.
     func fill(bytes: Int) {
         guard let stream else { return }
+        if firstWriteTime == nil { firstWriteTime = MonotonicClock.now }
         var remaining = bytes / Int(bytesPerFrame)
         while remaining > 0 {
             let frames = min(remaining, scratchFrames)
@@ -165,20 +171,32 @@ final class PulseAudioConnection {
         pa_stream_write(stream, scratch, frames * Int(bytesPerFrame), nil, 0, seek)
     }
 
-    /// Where the server is reading now, on our timeline (extrapolated from the last timing
-    /// update); the write position if that is unknown.
-    func estimatedReadFrame() -> Int64 {
-        guard let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0 else {
+    /// The frame a change made now takes effect at, on our timeline: where the server is reading
+    /// (extrapolated from its last timing report), so that a new sound is heard at once; or, on a
+    /// server that does not honour rewrites, the write position, the first frame not yet sent.
+    ///
+    /// A stream just made has queued a buffer of silence before the server first reports where it
+    /// reads (that report is a round trip away). Taking the write position then would put a sound
+    /// behind that silence, a whole queue late; the read position is instead the time since the
+    /// first write, when the server started reading. An error either way only moves where the
+    /// rewrite, which lands at the server's real read pointer, maps onto our timeline; the report
+    /// that follows the rewrite corrects `serverOffset`.
+    func changeFrame() -> Int64 {
+        guard rewritesEnabled else { return writeIndex }
+        let rate = Double(configuration.sampleRate)
+        let ours: Int64
+        if let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0 {
+            var now = timeval()
+            gettimeofday(&now, nil)
+            let stamp = info.pointee.timestamp
+            let elapsed = Double(now.tv_sec - stamp.tv_sec) + Double(now.tv_usec - stamp.tv_usec) * 1e-6
+            ours = info.pointee.read_index / bytesPerFrame + Int64(max(0, elapsed) * rate) - serverOffset
+        } else if let firstWriteTime {
+            ours = Int64((MonotonicClock.now - firstWriteTime) * rate)
+        } else {
             return writeIndex
         }
-        var now = timeval()
-        gettimeofday(&now, nil)
-        let stamp = info.pointee.timestamp
-        let elapsed = Double(now.tv_sec - stamp.tv_sec) + Double(now.tv_usec - stamp.tv_usec) * 1e-6
-        let serverRead = info.pointee.read_index / bytesPerFrame
-            + Int64(max(0, elapsed) * Double(configuration.sampleRate))
-        let ours = serverRead - serverOffset
-        let queued = Int64(configuration.bufferDuration * Double(configuration.sampleRate))
+        let queued = Int64(configuration.bufferDuration * rate)
         return min(writeIndex, max(writeIndex - queued, ours))
     }
 

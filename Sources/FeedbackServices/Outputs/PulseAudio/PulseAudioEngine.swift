@@ -192,7 +192,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         shared.withLock { swap(&$0.commands, &drained) }
         defer { drained.removeAll(keepingCapacity: true) }
         guard !drained.isEmpty else { return }
-        let now = connection.estimatedReadFrame()
+        let now = connection.changeFrame()
         for command in drained {
             // Only plays still waiting for their voice start (a failed connection or a shutdown
             // ends the others).
