@@ -100,7 +100,7 @@ extension FileError: ReportedError {
         switch reason {
         case .notFound, .notARegularFile: .noInput
         case .permissionDenied: .noPermission
-        case .tooLarge: .dataError
+        case .tooLarge, .tooLong: .dataError
         case .ioError: .ioError
         case .cannotCreate, .cannotWrite: .cannotCreate
         }

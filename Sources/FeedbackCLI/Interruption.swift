@@ -30,13 +30,12 @@ enum Interruption {
         return number == 0 ? nil : number
     }
 
-    /// Throws the interruption if a signal has already arrived (checked before a sound or a
-    /// vibration starts, so that one stopped while it was being prepared never starts).
-    static func check() throws(CommandError) {
+    /// Throws the interruption, saying `message`, if a signal has already arrived (checked before
+    /// a sound or a vibration starts, so that one stopped while it was being prepared never starts;
+    /// and after a render that a signal stopped).
+    static func check(_ message: String = "interrupted before the sound or vibration started") throws(CommandError) {
         guard let number = receivedSignal else { return }
-        throw CommandError(
-            message: "interrupted before the sound or vibration started",
-            exitCode: number == SIGINT ? .interrupted : .terminated)
+        throw CommandError(message: message, exitCode: number == SIGINT ? .interrupted : .terminated)
     }
 
     /// Waits for `done`; if a signal arrives first, calls `stop`, waits for `done` after all, and

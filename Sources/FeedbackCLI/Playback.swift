@@ -88,15 +88,22 @@ enum Playback {
     }
 
     /// Renders `buffer` into the sound file at `path` (its format from the extension; 16-bit WAV
-    /// when it has none we know), faster than real time.
+    /// when it has none we know), faster than real time, in memory that does not grow with the
+    /// file. A file over `FileOutput.maximumDuration` is refused before anything is rendered; Ctrl-C
+    /// or SIGTERM stops the render within a block and leaves `path` as it was (130 or 143).
     static func render(_ buffer: PCMBuffer, options: PlaybackOptions, to path: String) throws(CommandError) {
         let file = FileOutput(path: path, format: SoundFileFormat(fileExtension: fileExtension(path)) ?? .wav16)
-        file.play(buffer, options: options)
+        var counted = options
+        // `--loop N` counts plays, however many: never the library's `forever`, which a file cuts.
+        counted.playCount = min(options.playCount, PlaybackOptions.forever - 1)
+        file.play(buffer, options: counted)
+        let length: Double?
         do {
-            try file.finish()
+            length = try file.finish(stoppingWhen: { Interruption.receivedSignal != nil })
         } catch {
             throw CommandError(error)
         }
+        if length == nil { try Interruption.check("interrupted; the file was not written") }
     }
 
     private static func fileExtension(_ path: String) -> String {

@@ -37,7 +37,8 @@ struct Voice: Sendable {
     var gain: Envelope
     /// Balance −1 (left only) … 0 (both at full level) … 1 (right only) over the timeline.
     var pan: Envelope
-    /// The first frame after its last audible one.
+    /// The first frame after its last audible one; `Int64.max` for a voice that repeats forever, or
+    /// so many times that its last frame cannot be numbered (it plays on as if forever).
     var end: Int64
 
     init(id: UInt64, buffer: PCMBuffer, start: Int64, playCount: Int, gain: Envelope, pan: Envelope) {
@@ -56,7 +57,9 @@ struct Voice: Sendable {
         self.gain = gain
         self.pan = pan
         let (total, overflow) = length.multipliedReportingOverflow(by: Int64(self.playCount))
-        self.end = overflow || self.playCount == .max ? .max : start + total - self.offset
+        // total − offset ≥ 0: the offset lies within the first pass.
+        let (last, late) = start.addingReportingOverflow(total - self.offset)
+        self.end = overflow || late || self.playCount == .max ? .max : last
     }
 
     /// Ends the voice at `frame` with a ramp to silence over `ramp` frames (a click-free stop when

@@ -138,8 +138,12 @@ struct Timeline {
 
     // MARK: -
 
+    /// A duration in frames, saturating at 2⁴⁸ frames (186 years at 48 kHz): a fade of `.infinity`
+    /// or NaN seconds must not trap on the audio thread, nor overflow where envelopes add it to a
+    /// frame or divide it into segments.
     private func frames(_ seconds: Double) -> Int64 {
-        Int64(seconds * Double(sampleRate))
+        let frames = seconds * Double(sampleRate)
+        return frames.isNaN ? 0 : Int64(min(max(0, frames), Double(Int64(1) << 48)))
     }
 
     private mutating func start(

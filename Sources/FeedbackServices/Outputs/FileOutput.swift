@@ -10,8 +10,19 @@ import Synchronization
 /// writes the file atomically, and completes every play: `.finished`, or `.stopped` for a sound
 /// that repeats forever (it is cut where the file ends) or was stopped.
 ///
+/// Bounds. A file lasts at most `maximumDuration` (10 minutes); `finish()` refuses a longer one
+/// before rendering anything. The render streams: it mixes 4,096 frames at a time and hands each
+/// block to the file (`SoundFileStreamWriter`), so its memory does not grow with the file's length,
+/// and `finish(stoppingWhen:)` can stop it between two blocks.
+///
 /// Thread safety: every method may be called from any thread.
 public final class FileOutput: AudioOutput, TimelineControl {
+    /// The longest file a `FileOutput` writes, in seconds: 10 minutes. Sounds last at most 30 s
+    /// (the system-sound limit), and the longest thing rendered from them — an alarm or a ringtone
+    /// repeated until someone answers — is silenced by phones after about that long (Android's
+    /// alarm stops after 10 minutes). At 48 kHz that is 115 MB of 16-bit WAV, 230 MB of float.
+    public static let maximumDuration: Double = 600
+
     public let name: String
     /// Where `finish()` writes.
     public let path: String
@@ -19,6 +30,10 @@ public final class FileOutput: AudioOutput, TimelineControl {
     public let format: SoundFileFormat
     /// The rate sounds must have and the file gets.
     public let sampleRate: Int
+    /// `maximumDuration` in frames at `sampleRate`.
+    private let maximumFrames: Int64
+    /// Frames mixed and written at a time.
+    private static let blockFrames = 4_096
 
     private struct State {
         var cursor: Int64 = 0
@@ -29,11 +44,14 @@ public final class FileOutput: AudioOutput, TimelineControl {
 
     private let state: Mutex<State>
 
-    /// Creates an output that will write `path` in `format` (16-bit WAV by default) at `sampleRate`.
+    /// Creates an output that will write `path` in `format` (16-bit WAV by default) at `sampleRate`
+    /// (one of `SoundDecoder.supportedSampleRates`).
     public init(path: String, format: SoundFileFormat = .wav16, sampleRate: Int = 48_000) {
+        precondition(SoundDecoder.supportedSampleRates.contains(sampleRate), "unsupported file sample rate")
         self.path = path
         self.format = format
         self.sampleRate = sampleRate
+        maximumFrames = Int64(Self.maximumDuration * Double(sampleRate))
         name = "file \(path)"
         // The whole timeline is rendered at the end, so no envelope point may be forgotten.
         state = Mutex(State(timeline: Timeline(sampleRate: sampleRate, history: nil)))
@@ -42,9 +60,12 @@ public final class FileOutput: AudioOutput, TimelineControl {
     /// The file's rate: a buffer at another rate fails `.unsupportedSound`.
     public var requiredSampleRate: Int? { sampleRate }
 
-    /// Moves the cursor: plays after this start `seconds` later.
+    /// Moves the cursor: plays after this start `seconds` later. A negative or NaN step moves
+    /// nothing; the cursor stops just past `maximumDuration` (`finish()` then refuses the file).
     public func advance(by seconds: Double) {
-        state.withLock { $0.cursor += Int64(seconds * Double(sampleRate)) }
+        let limit = maximumFrames + 1
+        let step = Int64(min(max(0, seconds.isNaN ? 0 : seconds * Double(sampleRate)), Double(limit)))
+        state.withLock { $0.cursor = min($0.cursor + step, limit) }
     }
 
     @discardableResult
@@ -86,36 +107,89 @@ public final class FileOutput: AudioOutput, TimelineControl {
 
     /// Renders everything played so far and writes the file.
     /// - Returns: the file's length in seconds.
-    /// - Throws: `FileError` if the file cannot be written; every play then ends `.failed`.
+    /// - Throws: `FileError` if the file cannot be written, or `.tooLong` if it would last more
+    ///   than `maximumDuration`; every play then ends `.failed`.
     @discardableResult
     public func finish() throws(FileError) -> Double {
+        // Never nil: nothing asks it to stop.
+        try finish(stoppingWhen: { false })!
+    }
+
+    /// Renders everything played so far and writes the file, asking `shouldStop` between blocks
+    /// (every 4,096 frames, a few milliseconds of work at most): once it says yes, the render stops,
+    /// the file is not written (whatever was at `path` stays as it was) and every play ends
+    /// `.cancelled`. A command that must honour Ctrl-C during a long render passes its signal check.
+    /// - Returns: the file's length in seconds; nil when `shouldStop` stopped it.
+    /// - Throws: `FileError` if the file cannot be written, or `.tooLong` if it would last more
+    ///   than `maximumDuration`; every play then ends `.failed`.
+    public func finish(stoppingWhen shouldStop: () -> Bool) throws(FileError) -> Double? {
         var (timeline, handles, cursor) = state.withLock { state in
             state.finished = true
             defer { state.handles.removeAll() }
             return (state.timeline, state.handles, state.cursor)
         }
-        let lastEnd = timeline.voices.lazy.map(\.end).filter { $0 != .max }.max() ?? 0
-        let length = Int(max(cursor, lastEnd))
-        var samples = [Float](repeating: 0, count: length * 2)
-        samples.withUnsafeMutableBufferPointer { output in
-            let block = 4_096
-            var frame = 0
-            while frame < length {
-                let count = min(block, length - frame)
-                timeline.render(from: Int64(frame), frames: count, into: output.baseAddress! + frame * 2)
-                frame += count
-            }
-        }
+        let length: Int64
         do {
-            let buffer = PCMBuffer(validSamples: samples, channelCount: 2, sampleRate: sampleRate)
-            try SoundFileWriter.write(buffer, to: path, format: format)
+            length = try self.length(of: timeline, cursor: cursor)
+            var writer = try SoundFileStreamWriter(path: path, format: format, sampleRate: sampleRate, channelCount: 2)
+            guard try render(timeline, frames: length, into: &writer, stoppingWhen: shouldStop) else {
+                timeline.removeAll()
+                for handle in handles.values { handle.end(.cancelled, stoppingVoice: false) }
+                return nil
+            }
+            try writer.commit()
         } catch {
+            timeline.removeAll()
             for handle in handles.values { handle.end(.failed(PlaybackError(.outputClosed, detail: error.description))) }
             throw error
         }
         // What has not ended where the file ends (a sound repeating forever) is cut there.
-        let ends = timeline.retire(playedUpTo: Int64(length)) + timeline.removeAll().map { ($0, PlaybackEnd.stopped) }
+        let ends = timeline.retire(playedUpTo: length) + timeline.removeAll().map { ($0, PlaybackEnd.stopped) }
         for (id, end) in ends { handles[id]?.end(end) }
         return Double(length) / Double(sampleRate)
+    }
+
+    /// The file's length in frames: to the cursor or to where the last sound ends, whichever is
+    /// later; a sound repeating forever does not count (it is cut where the file ends). The one
+    /// place `maximumDuration` is enforced.
+    /// - Throws: `FileError` `.tooLong`, naming the length asked for and the limit.
+    private func length(of timeline: Timeline, cursor: Int64) throws(FileError) -> Int64 {
+        var length = cursor
+        // In seconds as well, for the message: a play count can make a length no `Int64` holds.
+        var seconds = Double(cursor) / Double(sampleRate)
+        for voice in timeline.voices where voice.playCount != PlaybackOptions.forever {
+            if voice.end != .max {
+                length = max(length, voice.end)
+                seconds = max(seconds, Double(voice.end) / Double(sampleRate))
+            } else {
+                // A count of plays so large that its last frame cannot be numbered (see `Voice`).
+                length = .max
+                let frames = Double(voice.start) + Double(voice.source.frameCount) * Double(voice.playCount)
+                seconds = max(seconds, frames / Double(sampleRate))
+            }
+        }
+        guard length <= maximumFrames else {
+            throw FileError(.tooLong(seconds: seconds, limit: Self.maximumDuration), path: path)
+        }
+        return length
+    }
+
+    /// Mixes `frames` frames a block at a time into `writer`, asking `shouldStop` before each.
+    /// - Returns: false if it stopped.
+    private func render(
+        _ timeline: Timeline, frames length: Int64, into writer: inout SoundFileStreamWriter,
+        stoppingWhen shouldStop: () -> Bool
+    ) throws(FileError) -> Bool {
+        let block = UnsafeMutablePointer<Float>.allocate(capacity: Self.blockFrames * 2)
+        defer { block.deallocate() }
+        var frame: Int64 = 0
+        while frame < length {
+            if shouldStop() { return false }
+            let count = Int(min(Int64(Self.blockFrames), length - frame))
+            timeline.render(from: frame, frames: count, into: block)
+            try writer.write(block, frameCount: count)
+            frame += Int64(count)
+        }
+        return true
     }
 }

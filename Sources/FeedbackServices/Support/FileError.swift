@@ -1,7 +1,7 @@
 /// The error of the files FeedbackServices keeps for itself and the sound files it writes: the
 /// settings file (`FeedbackSettings.store`), the persistent registry's file and its lock
-/// (`SoundRegistryFile`), a sound file written by `SoundFileWriter` (`FileOutput`,
-/// `SoundRegistry.export`) and libcanberra's cache of in-memory sounds.
+/// (`SoundRegistryFile`), a sound file written by `SoundFileWriter` or rendered by `FileOutput`
+/// (`SoundRegistry.export`, `feedbackctl … --output`) and libcanberra's cache of in-memory sounds.
 ///
 /// Reading and decoding a sound is another domain (`SoundError`); so is what a registry refuses
 /// (`RegistryError`, which wraps a `FileError` when its file is the trouble).
@@ -26,6 +26,9 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Writing, flushing or renaming the file failed (`errno`), or libsndfile could not encode
         /// the sound (`detail`).
         case cannotWrite
+        /// A rendering would last `seconds`, more than the `limit` a rendered file may last
+        /// (`FileOutput.maximumDuration`); nothing was rendered or written.
+        case tooLong(seconds: Double, limit: Double)
     }
 
     /// Why it failed.
@@ -58,7 +61,14 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooLarge(let size, let limit): "\(size) bytes, more than the \(limit) read at most"
         case .ioError: "read failed (errno \(errno ?? 0))"
         case .cannotCreate, .cannotWrite: "could not be written"
+        case .tooLong(let seconds, let limit):
+            "\(Self.seconds(seconds)) of sound, more than the \(Self.seconds(limit)) a rendered file may last"
         }
+    }
+
+    /// Whole seconds, however many: a rendering asked for may be longer than an `Int64` counts.
+    private static func seconds(_ value: Double) -> String {
+        value < 1e15 ? "\(Int64(value.rounded())) s" : "\(value) s"
     }
 }
 

@@ -1,0 +1,144 @@
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Testing
+
+@testable import FeedbackServices
+
+/// Issue 15, item 2: a render into a file is bounded in length (`FileOutput.maximumDuration`),
+/// streams in blocks, can be stopped between blocks, and never replaces what is not a regular file.
+@Suite struct FileOutputBoundsTests {
+    let second = Signal.buffer(Signal.sines([440], amplitude: 0.25, seconds: 1, rate: 8_000), channels: 1, rate: 8_000)
+
+    /// The exact play counts from the issue (overflow, 23.8 GB, `Int.max − 1`) and a cursor moved
+    /// as far as a Double goes: refused before anything is rendered, in well under a second,
+    /// naming the limit; the play fails once; no file, no temporary file.
+    @Test(arguments: [192_153_584_101_141, 100_000, PlaybackOptions.forever - 1, 0])
+    func aRenderOverTheLimitIsRefusedAtOnce(playCount: Int) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("long.wav")
+        let output = FileOutput(path: path, sampleRate: 8_000)
+        let ends = EndRecorder()
+        if playCount == 0 {
+            output.play(second, completion: ends.completion)
+            output.advance(by: 1e300)
+        } else {
+            output.play(second, options: PlaybackOptions(playCount: playCount), completion: ends.completion)
+        }
+        let started = MonotonicClock.now
+        do throws(FileError) {
+            try output.finish()
+            Issue.record("a render over the limit was written")
+        } catch {
+            guard case .tooLong(let seconds, let limit) = error.reason else {
+                Issue.record("expected .tooLong, got \(error)")
+                return
+            }
+            #expect(limit == FileOutput.maximumDuration)
+            #expect(seconds > limit)
+            #expect(error.description.contains("more than the 600 s a rendered file may last"), "\(error)")
+        }
+        #expect(MonotonicClock.now - started < 0.5)
+        guard case .failed = ends.wait()?.end else {
+            Issue.record("expected .failed")
+            return
+        }
+        usleep(50_000)
+        #expect(ends.all.count == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+    }
+
+    /// The limit itself is a file; one frame more is not. 8 kHz keeps the 10 minutes at 9.6 MB.
+    @Test func exactlyTheLimitIsWrittenAndOneFrameMoreIsNot() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("limit.wav")
+        let output = FileOutput(path: path, sampleRate: 8_000)
+        output.play(second, options: PlaybackOptions(playCount: Int(FileOutput.maximumDuration)))
+        #expect(try output.finish() == FileOutput.maximumDuration)
+        let file = try SoundFileReader(path: path)
+        #expect(file.info.frames == 4_800_000 && file.info.channels == 2)
+
+        let over = FileOutput(path: directory.file("over.wav"), sampleRate: 8_000)
+        over.play(second, options: PlaybackOptions(playCount: Int(FileOutput.maximumDuration)))
+        over.play(Signal.buffer([0.1], channels: 1, rate: 8_000))
+        over.advance(by: FileOutput.maximumDuration)
+        over.play(Signal.buffer([0.1], channels: 1, rate: 8_000))
+        #expect(throws: FileError.self) { try over.finish() }
+    }
+
+    /// A sound repeating forever is still cut where the file ends, and counts nothing towards it.
+    @Test func aSoundRepeatingForeverIsCutAtTheCursor() throws {
+        let directory = TemporaryDirectory()
+        let output = FileOutput(path: directory.file("forever.wav"), sampleRate: 8_000)
+        let ends = EndRecorder()
+        output.play(second, options: PlaybackOptions(playCount: PlaybackOptions.forever), completion: ends.completion)
+        output.advance(by: 2.5)
+        #expect(try output.finish() == 2.5)
+        #expect(ends.wait()?.end == .stopped)
+    }
+
+    /// Stopped between blocks: nothing is written, the file that was there stays, no temporary
+    /// file is left, every play ends `.cancelled` once.
+    @Test func stoppingARenderLeavesTheOldFileAndCancelsThePlays() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.write(Array("old".utf8), to: "kept.wav")
+        let output = FileOutput(path: path, sampleRate: 8_000)
+        let ends = EndRecorder()
+        output.play(second, options: PlaybackOptions(playCount: 300), completion: ends.completion)
+        var asked = 0
+        let length = try output.finish(stoppingWhen: {
+            asked += 1
+            return asked > 10
+        })
+        #expect(length == nil)
+        #expect(asked == 11, "asked once per block until it said stop")
+        #expect(ends.wait()?.end == .cancelled)
+        usleep(50_000)
+        #expect(ends.all.count == 1)
+        #expect(bytes(of: path) == Array("old".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["kept.wav"])
+    }
+
+    /// A FIFO, a device node and a symbolic link at the path are refused and left exactly as they
+    /// were (same inode, same type): the writer only ever replaces a regular file.
+    @Test func whatIsNotARegularFileIsRefusedAndLeftAsItIs() throws {
+        let directory = TemporaryDirectory()
+        let fifo = directory.file("fifo.wav")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let link = directory.file("link.wav")
+        let target = directory.write(Array("target".utf8), to: "target.wav")
+        #expect(symlink(target, link) == 0)
+        var targets = [fifo, link]
+        // A device node needs root (as the issue's `/dev/null` case does).
+        let device = directory.file("null")
+        // 0x103: major 1, minor 3, the number of /dev/null.
+        if mknod(device, S_IFCHR | 0o666, dev_t(0x103)) == 0 { targets.append(device) }
+        for path in targets {
+            var before = stat()
+            #expect(lstat(path, &before) == 0)
+            let output = FileOutput(path: path, sampleRate: 8_000)
+            output.play(second)
+            do throws(FileError) {
+                try output.finish()
+                Issue.record("\(path) was written")
+            } catch {
+                #expect(error.reason == .cannotCreate && error.description.contains("left as it is"), "\(error)")
+            }
+            var after = stat()
+            #expect(lstat(path, &after) == 0)
+            #expect(after.st_ino == before.st_ino && after.st_mode == before.st_mode, "\(path) was replaced")
+        }
+        #expect(bytes(of: target) == Array("target".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == targets.count + 1)
+    }
+
+    /// A fade of any length, even infinite, is a number of frames, never a trap.
+    @Test func anInfiniteFadeDoesNotTrap() throws {
+        let directory = TemporaryDirectory()
+        let output = FileOutput(path: directory.file("fade.wav"), sampleRate: 8_000)
+        let handle = output.play(second, options: PlaybackOptions(fadeIn: .infinity))
+        handle.fadeOut(duration: .infinity)
+        handle.setVolume(0.5, ramp: .nan)
+        #expect(try output.finish() == 1)
+    }
+}
