@@ -122,7 +122,9 @@ extension PlaybackError: ReportedError {
     /// Audio outputs.
     var exitCode: ExitCode {
         switch reason {
-        case .noAudioOutput, .serverUnavailable, .connectionLost, .canberra, .outputClosed, .unsupportedSound: .unavailable
+        case .noAudioOutput, .serverUnavailable, .connectionLost, .serverStalled, .canberra, .outputClosed,
+            .unsupportedSound:
+            .unavailable
         }
     }
 }

@@ -11,7 +11,7 @@ import Synchronization
 /// its tests share that server's recording.
 public final class PulseAudioTestServer: @unchecked Sendable {
     // Locking rule: `pid` and `recorder` change only in `start`/`kill`/`restart`, which the
-    // serialized suites call from one test at a time.
+    // serialized suites call from one test at a time (as they do `stop`/`resume`).
     public static let sink = "fbtest"
     public static let rate = 48_000
 
@@ -77,16 +77,31 @@ public final class PulseAudioTestServer: @unchecked Sendable {
         recorder = try MonitorRecorder(server: server, sink: Self.sink, environment: environment)
     }
 
-    /// Kills the server (SIGKILL), as a crash would.
+    /// Kills the server (SIGKILL), as a crash would. Once: a test that killed it leaves it to the
+    /// exit handler, which must neither signal a reused process ID nor join a recorder thread twice
+    /// (a thread ID is reused too: the second join waited for another server's recorder forever).
     public func kill() {
+        guard pid != 0 else { return }
         Glibc.kill(pid, SIGKILL)
         _ = try? System.waitpid(pid)
+        pid = 0
         recorder?.stop()
     }
 
     /// Starts it again on the same socket.
     public func restart() throws {
         try start()
+    }
+
+    /// Stops the server (SIGSTOP), as a hung server would be: its socket still accepts
+    /// connections, but nothing answers and nothing is read. Always `resume()` it (in a `defer`).
+    public func stop() {
+        if pid != 0 { Glibc.kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a stopped server run again (SIGCONT).
+    public func resume() {
+        if pid != 0 { Glibc.kill(pid, SIGCONT) }
     }
 }
 

@@ -79,6 +79,13 @@ struct Timeline {
     /// Whether no voice is on the timeline.
     var isEmpty: Bool { voices.isEmpty }
 
+    /// The frame the first voice to end ends at; nil when there is none.
+    var earliestEnd: Int64? {
+        var earliest: Int64?
+        for voice in voices where voice.end < earliest ?? .max { earliest = voice.end }
+        return earliest
+    }
+
     /// Applies `commands` in order, all at frame `now`.
     mutating func apply(_ commands: some Sequence<Command>, at now: Int64) {
         for command in commands { apply(command, at: now) }

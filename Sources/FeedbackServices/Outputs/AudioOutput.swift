@@ -52,6 +52,10 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         case serverUnavailable
         /// The connection to the sound server broke while the sound was playing.
         case connectionLost
+        /// The sound server stopped taking audio (it hung): the engine saw its read position stand
+        /// still for `PulseAudioOutput.stallTimeout` (2 s) while the sound played; with libcanberra,
+        /// the play had not ended 2 s after the sound's length (`CanberraOutput.stallMargin`).
+        case serverStalled
         /// libcanberra reported an error (its `CA_ERROR_*` code).
         case canberra(code: Int32)
         /// The output was closed.
@@ -78,6 +82,7 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
             case .noAudioOutput(let tried): "no audio output is available (tried: \(tried.joined(separator: "; ")))"
             case .serverUnavailable: "the sound server is not available"
             case .connectionLost: "the connection to the sound server was lost"
+            case .serverStalled: "the sound server stopped playing (it does not answer)"
             case .canberra(let code): "libcanberra failed (error \(code))"
             case .outputClosed: "the audio output was closed"
             case .unsupportedSound: "the output cannot play this sound"

@@ -1,9 +1,16 @@
 internal import CPulse
 import Glibc
 
-/// The engine's PulseAudio objects (context, stream, timer) and its timeline, owned by the
-/// mainloop thread: the callbacks that fill the stream, rewrite its queued audio and retire the
-/// voices that have been played.
+/// The engine's PulseAudio objects (context, stream, timers) and its timeline, owned by the
+/// mainloop thread: the callbacks that fill the stream, rewrite its queued audio, retire the
+/// voices that have been played, and notice a server that stopped answering.
+///
+/// Faults. A voice is retired `.finished` only on a timing report the server sent after its end
+/// was due (`retireVoices`), never on the interpolated clock alone, which runs on while the server
+/// is stopped. A healthy server reads the stream continuously (silence included), so while sounds
+/// play a read position that has stood still for `stallTimeout` means the server hung: every play
+/// fails `.serverStalled` and the connection closes (the next play connects again). A connection
+/// that is not ready within `connectTimeout` fails `.serverUnavailable`.
 ///
 /// Thread safety: none of its own. It is touched only on the mainloop thread, or while holding
 /// `pa_threaded_mainloop_lock` (see `PulseAudioEngine`'s locking rule).
@@ -16,6 +23,8 @@ final class PulseAudioConnection {
     var context: OpaquePointer?
     var stream: OpaquePointer?
     var tick: OpaquePointer?
+    /// Ends a connection attempt that is not ready in time (`connectTimeout`).
+    var connectTimer: OpaquePointer?
     /// The watch on the wake-up eventfd; freed before the output goes, so that the mainloop never
     /// calls back into a released output.
     var wakeEvent: OpaquePointer?
@@ -30,6 +39,15 @@ final class PulseAudioConnection {
     var firstWriteTime: Double?
     var rewritesEnabled = true
     var idleSince: Double?
+    /// The server's last reported read index, and when (CLOCK_MONOTONIC seconds) it last moved or
+    /// sounds began to play on an idle timeline: where the stall clock starts.
+    var lastReadIndex: Int64?
+    var progressTime = 0.0
+    /// When the last timing report arrived, and whether one we asked for is still outstanding.
+    var timingTime: Double?
+    var timingRequested = false
+    /// When the last tick ran: a late one means this thread did not run (see `onTick`).
+    var lastTickTime: Double?
     let scratchFrames: Int
     let scratch: UnsafeMutablePointer<Float>
 
@@ -60,8 +78,17 @@ final class PulseAudioConnection {
             connection.contextStateChanged(pa_context_get_state(context))
         }, userdata)
         if pa_context_connect(context, configuration.server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
-            fail(.serverUnavailable)
+            return fail(.serverUnavailable)
         }
+        // libpulse waits for a server that accepted the socket but never answers for 30 s.
+        let deadline = pa_rtclock_now() + pa_usec_t(PulseAudioOutput.connectTimeout * 1_000_000)
+        connectTimer = pa_context_rttime_new(context, deadline, { api, event, _, userdata in
+            let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            api!.pointee.time_free(event)
+            connection.connectTimer = nil
+            connection.fail(
+                .serverUnavailable, detail: "no answer within \(PulseAudioOutput.connectTimeout) s (the server may be hung)")
+        }, userdata)
     }
 
     func contextStateChanged(_ state: pa_context_state_t) {
@@ -101,6 +128,10 @@ final class PulseAudioConnection {
         pa_stream_set_underflow_callback(stream, { _, userdata in
             Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue().engine.noteUnderflow()
         }, userdata)
+        // Called for every timing report: the automatic ones, ours, the rewrites'.
+        pa_stream_set_latency_update_callback(stream, { _, userdata in
+            Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue().timingReported()
+        }, userdata)
         let queued = rewrites ? configuration.bufferDuration : min(configuration.bufferDuration, 0.02)
         let frameBytes = UInt32(bytesPerFrame)
         let target = UInt32(queued * Double(rate)) * frameBytes
@@ -113,6 +144,9 @@ final class PulseAudioConnection {
         writeIndex = 0
         serverOffset = 0
         firstWriteTime = nil
+        lastReadIndex = nil
+        timingTime = nil
+        timingRequested = false
         if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
             fail(.serverUnavailable)
         }
@@ -122,6 +156,11 @@ final class PulseAudioConnection {
         switch state {
         case PA_STREAM_READY:
             idleSince = nil
+            progressTime = MonotonicClock.now
+            if let connectTimer {
+                api.pointee.time_free(connectTimer)
+                self.connectTimer = nil
+            }
             engine.streamBecameReady(rewrites: rewritesEnabled)
         case PA_STREAM_FAILED:
             fail(.serverUnavailable)
@@ -141,7 +180,6 @@ final class PulseAudioConnection {
             writeIndex += Int64(frames)
             remaining -= frames
         }
-        retireVoices()
     }
 
     /// Re-renders from `frame` to the write position and writes it at the server's read pointer.
@@ -157,12 +195,15 @@ final class PulseAudioConnection {
             start += Int64(frames)
         }
         // The write landed at the server's real read index; learn where that was on our timeline.
-        pa_operation_unref(pa_stream_update_timing_info(stream, { stream, success, userdata in
+        // (Nil when too many reports are outstanding, as on a hung server: the next one corrects it.)
+        if let operation = pa_stream_update_timing_info(stream, { stream, success, userdata in
             guard success != 0, let info = pa_stream_get_timing_info(stream), info.pointee.write_index_corrupt == 0
             else { return }
             let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
             connection.serverOffset = info.pointee.write_index / connection.bytesPerFrame - connection.writeIndex
-        }, userdata))
+        }, userdata) {
+            pa_operation_unref(operation)
+        }
         return true
     }
 
@@ -209,9 +250,39 @@ final class PulseAudioConnection {
     }
 
     /// Completes voices whose last sample has been played (stopped ones once their ramp has).
+    /// Called when a timing report has just arrived, so the clock it reads is the server's word,
+    /// not an extrapolation that runs on while the server is stopped.
     func retireVoices() {
         guard let played = playedFrame() else { return }
         for (id, end) in timeline.retire(playedUpTo: played) { engine.voiceEnded(id, end) }
+    }
+
+    /// A timing report arrived: note whether the server's read position moved, and retire what it
+    /// has played.
+    func timingReported() {
+        let now = MonotonicClock.now
+        timingTime = now
+        timingRequested = false
+        if let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0,
+            info.pointee.read_index != lastReadIndex
+        {
+            lastReadIndex = info.pointee.read_index
+            progressTime = now
+        }
+        retireVoices()
+    }
+
+    /// Asks the server where it reads, unless a report is outstanding: while sounds play, when the
+    /// last report is older than `timingRefresh`, or when the interpolated clock says a voice has
+    /// ended (its end is then confirmed by the report, see `retireVoices`).
+    func requestTimingIfDue(now: Double) {
+        guard !timingRequested, let stream, let played = playedFrame(), let end = timeline.earliestEnd else { return }
+        let stale = timingTime.map { now - $0 > PulseAudioOutput.timingRefresh } ?? true
+        guard stale || end <= played else { return }
+        // Nil when too many reports are outstanding (a hung server): the stall check takes over.
+        guard let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
+        pa_operation_unref(operation)
+        timingRequested = true
     }
 
     /// While sounds play, checks every 5 ms for finished ones; when idle long enough, closes.
@@ -226,8 +297,19 @@ final class PulseAudioConnection {
     }
 
     func onTick() {
-        retireVoices()
         let now = MonotonicClock.now
+        if let lastTickTime, now - lastTickTime > PulseAudioOutput.timingRefresh {
+            // This thread did not run for a while (a loaded machine): the server's reports may be
+            // waiting unread, so time not watched is not held against it.
+            progressTime += now - lastTickTime
+        }
+        lastTickTime = now
+        if !timeline.isEmpty && now - progressTime > PulseAudioOutput.stallTimeout {
+            return fail(
+                .serverStalled,
+                detail: "its read position stood still for \(PulseAudioOutput.stallTimeout) s while the sound played")
+        }
+        requestTimingIfDue(now: now)
         if timeline.isEmpty && !engine.hasPendingWork {
             if let idleSince, now - idleSince >= configuration.idleTimeout {
                 disconnect()
@@ -241,8 +323,10 @@ final class PulseAudioConnection {
         scheduleTick()
     }
 
-    func fail(_ reason: PlaybackError.Reason) {
-        let detail = context.map { String(cString: pa_strerror(pa_context_errno($0))) }
+    /// Closes the connection and fails every play with `reason` and `detail` (by default the
+    /// server's message).
+    func fail(_ reason: PlaybackError.Reason, detail: String? = nil) {
+        let detail = detail ?? context.map { String(cString: pa_strerror(pa_context_errno($0))) }
         disconnect()
         engine.connectionEnded(PlaybackError(reason, detail: detail))
     }
@@ -252,10 +336,15 @@ final class PulseAudioConnection {
             api.pointee.time_free(tick)
             self.tick = nil
         }
+        if let connectTimer {
+            api.pointee.time_free(connectTimer)
+            self.connectTimer = nil
+        }
         if let stream {
             pa_stream_set_state_callback(stream, nil, nil)
             pa_stream_set_write_callback(stream, nil, nil)
             pa_stream_set_underflow_callback(stream, nil, nil)
+            pa_stream_set_latency_update_callback(stream, nil, nil)
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
             self.stream = nil
@@ -268,5 +357,7 @@ final class PulseAudioConnection {
         }
         timeline.removeAll()
         idleSince = nil
+        timingRequested = false
+        lastTickTime = nil
     }
 }

@@ -193,6 +193,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         defer { drained.removeAll(keepingCapacity: true) }
         guard !drained.isEmpty else { return }
         let now = connection.changeFrame()
+        let wasIdle = connection.timeline.isEmpty
         for command in drained {
             // Only plays still waiting for their voice start (a failed connection or a shutdown
             // ends the others).
@@ -202,6 +203,8 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
             }
             connection.timeline.apply(command, at: now)
         }
+        // The stall clock starts no earlier than the sound: an idle stream's last report may be old.
+        if wasIdle && !connection.timeline.isEmpty { connection.progressTime = MonotonicClock.now }
         if connection.rewrite(from: now) {
             shared.withLock { $0.statistics.rewrites += 1 }
         }

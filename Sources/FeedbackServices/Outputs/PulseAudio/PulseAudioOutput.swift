@@ -13,10 +13,29 @@ public import Dispatch
 /// `idleTimeout` without sound, and opens again on the next `play`: a sound server that went away
 /// and came back is used again. If the server dies mid-play, every sound playing ends `.failed`.
 ///
+/// Faults, each bounded in time. A server that dies ends every sound playing `.failed`
+/// (`.connectionLost`) at once; one that is not there fails them `.serverUnavailable` at once. A
+/// server that hangs (stopped, deadlocked) is noticed by its read position: a healthy server reads
+/// the stream continuously, silence included, so once it has stood still for `stallTimeout` (2 s)
+/// while a sound plays, every sound fails `.serverStalled` and the connection closes; a connection
+/// the server does not answer fails `.serverUnavailable` after `connectTimeout` (5 s). `.finished`
+/// is reported only on a report from the server that it has played the sound's last frame.
+///
 /// Threads. `play` and the handle methods never wait on the server and never take PulseAudio's
 /// lock: they queue a command under a short lock and wake the PulseAudio thread through a
 /// non-blocking eventfd. Completions run on the caller's queue, exactly once per play.
 public final class PulseAudioOutput: AudioOutput, Sendable {
+    /// Seconds the server's read position may stand still while a sound plays before every sound
+    /// fails `.serverStalled`. A healthy server moves it every few milliseconds.
+    public static let stallTimeout: Double = 2
+    /// Seconds a connection may take to become ready before the plays waiting for it fail
+    /// `.serverUnavailable` (libpulse itself would wait 30 s for a server that accepted the socket
+    /// but does not answer). `prepare(timeout:)` waits at most this long, whatever it is given.
+    public static let connectTimeout: Double = 5
+    /// How stale the server's last timing report may get while sounds play before another is
+    /// asked for: what keeps the stall clock honest on a healthy server.
+    static let timingRefresh = 0.25
+
     /// How the engine connects and buffers.
     public struct Configuration: Sendable {
         /// The server to connect to (e.g. `unix:/run/user/1000/pulse/native`); nil for the
