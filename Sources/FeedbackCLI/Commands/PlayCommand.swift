@@ -18,7 +18,12 @@ enum PlayCommand: Subcommand {
 
     static let pan = Option(
         "--pan", value: "X", .number, help: "Balance from -1 (left only) through 0 (centre) to 1 (right only)")
-    static let loop = Option("--loop", value: "N", .number, help: "Play N times in all (default 1)")
+    static let loop = Option(
+        "--loop", value: "N", .number,
+        help: """
+            Play N times in all (default 1); with --output, at most 10 minutes
+            of sound in all
+            """)
     static let json = Option.json(#"Print {"version", "file", "duration", "result"}"#)
     static let options = [
         SoundArguments.volume, pan, loop, SoundArguments.output, SoundArguments.canberra, SoundArguments.noWait, json,
