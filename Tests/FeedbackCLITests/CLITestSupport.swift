@@ -38,6 +38,15 @@ func writeLongSound(to path: String) throws {
     try SoundFileWriter.write(tone, to: path, format: .wav16)
 }
 
+/// Sends `child` SIGTERM and waits up to 5 s for it to end.
+/// - Returns: its exit status (nil if it did not end) and the seconds it took.
+func terminate(_ child: ChildProcess) -> (status: Int32?, seconds: Double) {
+    let signalled = MonotonicClock.now
+    child.signal(SIGTERM)
+    let status = child.wait(timeout: 5)
+    return (status, MonotonicClock.now - signalled)
+}
+
 /// Runs `body` on a thread of its own (not the test's cooperative pool, which a blocking wait
 /// could fill); the returned function waits for its result.
 func inBackground<T: Sendable>(_ body: @escaping @Sendable () -> T) -> () -> T {

@@ -83,11 +83,9 @@ import FeedbackTestSupport
         while temporaryFiles().isEmpty && MonotonicClock.now < deadline { usleep(5_000) }
         #expect(!temporaryFiles().isEmpty, "the render started")
         usleep(200_000)
-        let signalled = MonotonicClock.now
-        child.signal(SIGTERM)
-        let status = child.wait(timeout: 5)
-        #expect(status == 143, "\(child.errors)")
-        #expect(MonotonicClock.now - signalled < 1)
+        let terminated = terminate(child)
+        #expect(terminated.status == 143, "\(child.errors)")
+        #expect(terminated.seconds < 1)
         #expect(child.errors == "Error: interrupted; the file was not written\n")
         #expect(FileManager.default.contents(atPath: output) == Data("old".utf8))
         #expect(temporaryFiles().isEmpty)

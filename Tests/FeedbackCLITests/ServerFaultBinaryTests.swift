@@ -78,10 +78,8 @@ struct ServerFaultBinaryTests {
         usleep(300_000)
         if midPlay { server.stop() }
         usleep(300_000)
-        let signalled = MonotonicClock.now
-        child.signal(SIGTERM)
-        let status = child.wait(timeout: 5)
-        #expect(status == 143, "\(child.errors)")
-        #expect(MonotonicClock.now - signalled < 1)
+        let terminated = terminate(child)
+        #expect(terminated.status == 143, "\(child.errors)")
+        #expect(terminated.seconds < 1)
     }
 }

@@ -10,12 +10,6 @@ import Testing
 /// so stopping or killing it disturbs no other test.
 @Suite(.enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
 struct EngineFaultTests {
-    let rate = 48_000
-
-    func tone(seconds: Double) -> PCMBuffer {
-        Signal.buffer(Signal.sines([440], amplitude: 0.2, seconds: seconds, rate: rate), channels: 1, rate: rate)
-    }
-
     /// A connected engine on a server of its own.
     func engine(_ name: String) throws -> (PulseAudioTestServer, PulseAudioOutput) {
         let server = try PulseAudioTestServer.shared(named: name)
@@ -24,23 +18,12 @@ struct EngineFaultTests {
         return (server, output)
     }
 
-    /// Waits a little longer, then checks that nothing more was reported.
-    func expectExactlyOnce(_ ends: EndRecorder) {
-        usleep(300_000)
-        #expect(ends.all.count == 1, "\(ends.all)")
-    }
-
     @Test func killedMidPlayFailsOnceAsConnectionLost() throws {
         let (server, output) = try engine("faults-engine-killed")
-        let ends = EndRecorder()
-        output.play(tone(seconds: 3), completion: ends.completion)
-        usleep(300_000)
-        let killed = MonotonicClock.now
-        server.kill()
-        let (end, time) = try #require(ends.wait(timeout: 3))
-        #expect(end.error?.reason == .connectionLost, "\(end)")
-        #expect(time - killed < 1)
-        expectExactlyOnce(ends)
+        let played = try faultMidPlay(output, seconds: 3, timeout: 3) { server.kill() }
+        #expect(played.end.error?.reason == .connectionLost, "\(played.end)")
+        #expect(played.sinceFault < 1)
+        expectExactlyOnce(played.ends)
     }
 
     /// The issue's case: a 1 s sound on a server stopped 0.3 s in used to report `.finished` at
@@ -49,20 +32,15 @@ struct EngineFaultTests {
     @Test func hungMidPlayFailsOnceAsStalledNeverFinished() throws {
         let (server, output) = try engine("faults-engine-hung")
         defer { server.resume() }
-        let ends = EndRecorder()
-        output.play(tone(seconds: 1), completion: ends.completion)
-        usleep(300_000)
-        let stopped = MonotonicClock.now
-        server.stop()
-        let (end, time) = try #require(ends.wait(timeout: 6))
-        #expect(end.error?.reason == .serverStalled, "\(end)")
-        #expect(time - stopped < PulseAudioOutput.stallTimeout + 1)
-        #expect(time - stopped > 1, "not before the sound could have ended")
+        let played = try faultMidPlay(output, seconds: 1, timeout: 6) { server.stop() }
+        #expect(played.end.error?.reason == .serverStalled, "\(played.end)")
+        #expect(played.sinceFault < PulseAudioOutput.stallTimeout + 1)
+        #expect(played.sinceFault > 1, "not before the sound could have ended")
         server.resume()
         let again = EndRecorder()
         output.play(tone(seconds: 0.2), completion: again.completion)
         #expect(again.wait(timeout: 5)?.end == .finished)
-        #expect(ends.all.count == 1, "\(ends.all)")
+        #expect(played.ends.all.count == 1, "\(played.ends.all)")
     }
 
     /// Connected and idle when the server hangs: the next play fails `.serverStalled` within the
@@ -132,10 +110,6 @@ extension AudioServerSuites {
     struct CanberraFaultTests {
         let cache = TemporaryDirectory()
 
-        func tone(seconds: Double) -> PCMBuffer {
-            Signal.buffer(Signal.sines([440], amplitude: 0.2, seconds: seconds, rate: 48_000), channels: 1, rate: 48_000)
-        }
-
         /// A server of its own, which libcanberra is pointed at.
         func server(_ name: String) throws -> PulseAudioTestServer {
             let server = try PulseAudioTestServer.shared(named: name)
@@ -143,26 +117,16 @@ extension AudioServerSuites {
             return server
         }
 
-        func expectExactlyOnce(_ ends: EndRecorder, after seconds: Double = 0.3) {
-            usleep(UInt32(seconds * 1_000_000))
-            #expect(ends.all.count == 1, "\(ends.all)")
-        }
-
         @Test func killedMidPlayFailsOnceWithLibcanberrasError() throws {
             let server = try server("faults-canberra-killed")
             let output = try CanberraOutput(cacheDirectory: cache.file("cache"))
-            let ends = EndRecorder()
-            output.play(tone(seconds: 3), completion: ends.completion)
-            usleep(300_000)
-            let killed = MonotonicClock.now
-            server.kill()
-            let (end, time) = try #require(ends.wait(timeout: 3))
-            guard case .canberra = end.error?.reason else {
-                Issue.record("expected a libcanberra error, got \(end)")
+            let played = try faultMidPlay(output, seconds: 3, timeout: 3) { server.kill() }
+            guard case .canberra = played.end.error?.reason else {
+                Issue.record("expected a libcanberra error, got \(played.end)")
                 return
             }
-            #expect(time - killed < 1)
-            expectExactlyOnce(ends)
+            #expect(played.sinceFault < 1)
+            expectExactlyOnce(played.ends)
         }
 
         /// libcanberra's finish callback never comes while the server is stopped: the watchdog
@@ -172,18 +136,12 @@ extension AudioServerSuites {
             let server = try server("faults-canberra-hung")
             defer { server.resume() }
             let output = try CanberraOutput(cacheDirectory: cache.file("cache"))
-            let sound = tone(seconds: 1)
-            let ends = EndRecorder()
-            let started = MonotonicClock.now
-            output.play(sound, completion: ends.completion)
-            usleep(300_000)
-            server.stop()
-            let (end, time) = try #require(ends.wait(timeout: 6))
-            #expect(end.error?.reason == .serverStalled, "\(end)")
-            let bound = sound.duration + CanberraOutput.stallMargin
-            #expect(time - started >= bound - 0.05 && time - started < bound + 0.5, "ended after \(time - started) s")
+            let played = try faultMidPlay(output, seconds: 1, timeout: 6) { server.stop() }
+            #expect(played.end.error?.reason == .serverStalled, "\(played.end)")
+            let bound = 1 + CanberraOutput.stallMargin
+            #expect(played.sinceStart >= bound - 0.05 && played.sinceStart < bound + 0.5, "ended after \(played.sinceStart) s")
             server.resume()
-            expectExactlyOnce(ends, after: 1)
+            expectExactlyOnce(played.ends, after: 1)
             let again = EndRecorder()
             output.play(tone(seconds: 0.2), completion: again.completion)
             #expect(again.wait(timeout: 5)?.end == .finished)
@@ -259,9 +217,36 @@ extension AudioServerSuites {
     }
 }
 
+private func tone(seconds: Double) -> PCMBuffer {
+    Signal.buffer(Signal.sines([440], amplitude: 0.2, seconds: seconds, rate: 48_000), channels: 1, rate: 48_000)
+}
+
+/// Plays `seconds` of tone on `output`, brings about `fault` 0.3 s in, and waits up to `timeout`
+/// seconds for the play to end.
+/// - Returns: how it ended, seconds from the start and from the fault to that, and its recorder
+///   (to check that nothing more is reported).
+private func faultMidPlay(_ output: some AudioOutput, seconds: Double, timeout: Double, _ fault: () -> Void)
+    throws -> (end: PlaybackEnd, sinceStart: Double, sinceFault: Double, ends: EndRecorder)
+{
+    let ends = EndRecorder()
+    let started = MonotonicClock.now
+    output.play(tone(seconds: seconds), options: PlaybackOptions(), queue: .global(), completion: ends.completion)
+    usleep(300_000)
+    let faulted = MonotonicClock.now
+    fault()
+    let (end, time) = try #require(ends.wait(timeout: timeout))
+    return (end, time - started, time - faulted, ends)
+}
+
+/// Waits a little longer, then checks that nothing more was reported than the one end.
+private func expectExactlyOnce(_ ends: EndRecorder, after seconds: Double = 0.3) {
+    usleep(UInt32(seconds * 1_000_000))
+    #expect(ends.all.count == 1, "\(ends.all)")
+}
+
 extension PlaybackEnd {
     /// The error of a failed play.
-    var error: PlaybackError? {
+    fileprivate var error: PlaybackError? {
         if case .failed(let error) = self { error } else { nil }
     }
 }
