@@ -49,6 +49,11 @@ enum ProfileCommand: Subcommand {
                 throw CommandError(soundError: error)
             }
         }
+        do {
+            _ = try settings.readFileProfile()
+        } catch {
+            parser.warn("the settings file is ignored: \(error)")
+        }
         let source =
             settings.environmentProfile != nil ? "environment" : settings.fileProfile != nil ? "file" : "default"
         if json {
