@@ -18,7 +18,7 @@ enum PlayCommand: Subcommand {
           FILE             The sound file
 
         OPTIONS:
-          --volume X       Linear volume, 0 (silent) to 1 (as recorded); above 1 is louder
+          --volume X       Linear volume, 0 (silent) to 4 (+12 dB); 1 plays as recorded
           --pan X          Balance from -1 (left only) through 0 (centre) to 1 (right only)
           --loop N         Play N times in all (default 1)
           --output FILE    Render into FILE (.wav, .flac, .ogg, …) instead of playing
@@ -61,9 +61,9 @@ enum PlayCommand: Subcommand {
 
 /// Options and arguments shared by the commands that play sounds.
 enum SoundArguments {
-    /// `--volume X`, 0 or more (default 1).
+    /// `--volume X`, 0 to `VolumeLimit.maximum` (default 1).
     static func volume(_ parser: inout ArgumentParser) throws(CommandError) -> Float {
-        try number(&parser, "--volume", in: 0...16) ?? 1
+        try number(&parser, "--volume", in: VolumeLimit.range) ?? 1
     }
 
     /// A number option within `range`.

@@ -20,7 +20,7 @@ enum RegisterCommand: Subcommand {
           FILE             The sound file (WAV, FLAC, Ogg Vorbis, Opus, MP3, …)
 
         OPTIONS:
-          --volume X       Play it at X times its level, 0 to 16 (default 1); see 'volume'
+          --volume X       Play it at X times its level, 0 to 4 (+12 dB; default 1); see 'volume'
           --limit          Limit peaks the volume pushes past full scale instead of clipping
           --json           Print {"version", "id", "file", "duration", "volume", "registry"}
           -q, --quiet      Print nothing on standard output, only errors
