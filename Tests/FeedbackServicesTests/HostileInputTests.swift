@@ -386,6 +386,27 @@ private func sparseFile(_ path: String, size: Int64) {
         #expect(elapsed < 0.1)
     }
 
+    /// Found by fuzzing: a float WAV whose finite samples reach ±2.3e38 overflowed to infinity in
+    /// the resampler, breaking the promise that a buffer is always finite. It is refused now.
+    @Test func hugeFloatSamplesThatOverflowWhenConvertedAreRefused() throws {
+        let input = "UklGRkgBAABXQVZFZm10IBAAAAADAAEAIlYAAIhYAQAEACAAZmFjdAQAAABAAAAAUEVBSxAAAAABAAAA0I4NawK+/z4/AAAAZGF0YQABAAAAKAAAAD8NgD0n7f49oEZsb2ESPD52JXY+hC2WPrzsrj7u7MQ+rgB8vpbWQr6eGQa+Apj6Pscr/z6+nhkGvgKY+j7HK/8+Ar7/Pg=="
+        let path = directory.write(Array(try #require(Data(base64Encoded: input))), to: "huge-floats.wav")
+        let error = soundError { _ = try SoundDecoder().decode(fileAt: path) }
+        guard case .invalidSamples(let why)? = error?.reason else {
+            Issue.record("expected invalidSamples, got \(String(describing: error))")
+            return
+        }
+        #expect(why.hasPrefix("sample values too large to convert"))
+    }
+
+    /// Found by fuzzing: two frames at 310,144 Hz resampled to no frame at all, and the decoder
+    /// returned an empty buffer; an empty sound is `.empty`.
+    @Test func aSoundShorterThanOneFrameAtTheEngineRateIsEmpty() throws {
+        let input = "UklGRiQBAABXQVZFZm10IBAAAAABAAgAgLsEAAC4CwAAABAAZGF0YQABgFJJZkaoJAEAAFdBVkVmbQAAANo1MToICZEQAAAAAQA="
+        let path = directory.write(Array(try #require(Data(base64Encoded: input))), to: "two-frames.wav")
+        #expect(soundError { _ = try SoundDecoder().decode(fileAt: path) }?.reason == .empty)
+    }
+
     /// Eight channels are down-mixed while they are read: the result matches the down-mix of the
     /// whole file at once.
     @Test func eightChannelsAreDownmixedWhileRead() throws {

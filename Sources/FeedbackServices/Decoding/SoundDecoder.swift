@@ -145,6 +145,17 @@ public struct SoundDecoder: Sendable {
         let stereo = Downmix.toStereo(samples, channels: channelCount, map: map)
         let channels = min(channelCount, 2)
         let resampled = try Resampler.resample(stereo, channels: channels, from: rate, to: sampleRate, source: source)
+        // Finite float samples near ±3.4e38 can still overflow in the down-mix or the resampler's
+        // filter (found by fuzzing: a float WAV of garbage values); a buffer is always finite.
+        if mayHoldNonFinite, let bad = resampled.firstIndex(where: { !$0.isFinite }) {
+            throw SoundError(
+                .invalidSamples("sample values too large to convert (sample \(bad) of the result is \(resampled[bad]))"),
+                source: source)
+        }
+        // A few frames at a high rate can convert to none at the decoder's (found by fuzzing).
+        guard resampled.count >= channels else {
+            throw SoundError(.empty, source: source, detail: "shorter than one frame at \(sampleRate) Hz")
+        }
         return PCMBuffer(validSamples: resampled, channelCount: channels, sampleRate: sampleRate)
     }
 }
