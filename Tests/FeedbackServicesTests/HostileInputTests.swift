@@ -49,22 +49,6 @@ private func device(_ major: UInt64, _ minor: UInt64) -> dev_t {
     dev_t(major << 8 | minor)
 }
 
-/// Runs `body` on a thread of its own; the returned function waits for its result.
-private func inThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> () -> T {
-    let result = Mutex<T?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
-        let value = body()
-        result.withLock { $0 = value }
-        done.signal()
-    }
-    return {
-        done.wait()
-        done.signal()
-        return result.withLock { $0! }
-    }
-}
-
 /// A file of `size` bytes that takes no disk space (a hole).
 private func sparseFile(_ path: String, size: Int64) {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -100,31 +84,37 @@ private func sparseFile(_ path: String, size: Int64) {
         let fifo = directory.file("pipe")
         #expect(mkfifo(fifo, 0o600) == 0)
         let before = try #require(Identity(fifo))
-        let received = inThread { () -> [UInt8] in
-            let fd = open(fifo, O_RDONLY)
-            defer { close(fd) }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if got <= 0 { return bytes }
-                bytes += chunk[..<got]
+        let sound = try tone()
+        let received = Mutex<[UInt8]>([])
+        let failure = Mutex<SoundError?>(nil)
+        onThreads(2) { thread in
+            if thread == 0 {
+                let fd = open(fifo, O_RDONLY)
+                defer { close(fd) }
+                var chunk = [UInt8](repeating: 0, count: 65_536)
+                while true {
+                    let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if got <= 0 { return }
+                    received.withLock { $0 += chunk[..<got] }
+                }
+            }
+            // The reader must have opened its end first: a FIFO without one is refused.
+            for attempt in 0... {
+                do {
+                    try SoundFileWriter.write(sound, to: fifo, format: .wav16)
+                    return
+                } catch let error as SoundError where error.detail == "no process is reading the FIFO" && attempt < 500 {
+                    usleep(2_000)
+                } catch {
+                    failure.withLock { $0 = error as? SoundError }
+                    return
+                }
             }
         }
-        // The reader must have opened its end first: a FIFO without one is refused.
-        var attempts = 0
-        while true {
-            do {
-                try SoundFileWriter.write(try tone(), to: fifo, format: .wav16)
-                break
-            } catch let error as SoundError where error.detail == "no process is reading the FIFO" && attempts < 500 {
-                attempts += 1
-                usleep(2_000)
-            }
-        }
+        #expect(failure.withLock { $0 } == nil)
         let regular = directory.file("regular.wav")
-        try SoundFileWriter.write(try tone(), to: regular, format: .wav16)
-        #expect(received() == bytes(of: regular))
+        try SoundFileWriter.write(sound, to: regular, format: .wav16)
+        #expect(received.withLock { $0 } == bytes(of: regular))
         #expect(Identity(fifo) == before)
     }
 

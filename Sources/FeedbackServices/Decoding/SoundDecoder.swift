@@ -64,7 +64,7 @@ public struct SoundDecoder: Sendable {
         let rate = Int(file.info.samplerate)
         let channels = Int(file.info.channels)
         let format = file.format
-        try validate(sampleRate: rate, channelCount: channels, source: path)
+        try Self.validate(sampleRate: rate, channelCount: channels, source: path)
         let maximumFrames = maximumDuration.map { Int(($0 * Double(rate)).rounded(.down)) }
         if let maximumFrames, let declared = file.knownFrameCount, declared > Int64(maximumFrames) {
             throw durationError(frames: Int(declared), rate: rate, source: path)
@@ -101,7 +101,7 @@ public struct SoundDecoder: Sendable {
     public func decode(
         samples: [Float], sampleRate: Int, channelCount: Int, name: String = "in-memory sound"
     ) throws(SoundError) -> PCMBuffer {
-        try validate(sampleRate: sampleRate, channelCount: channelCount, source: name)
+        try Self.validate(sampleRate: sampleRate, channelCount: channelCount, source: name)
         guard samples.count % channelCount == 0 else {
             throw SoundError(
                 .invalidSamples("\(samples.count) samples are not a whole number of \(channelCount)-channel frames"),
@@ -116,7 +116,8 @@ public struct SoundDecoder: Sendable {
             samples, sampleRate: sampleRate, channelCount: channelCount, map: nil, source: name, mayHoldNonFinite: true)
     }
 
-    private func validate(sampleRate: Int, channelCount: Int, source: String) throws(SoundError) {
+    /// Refuses a rate outside `supportedSampleRates` and a channel count outside 1…`maximumChannelCount`.
+    static func validate(sampleRate: Int, channelCount: Int, source: String) throws(SoundError) {
         guard Self.supportedSampleRates.contains(sampleRate) else {
             throw SoundError(.invalidSampleRate(sampleRate, supported: Self.supportedSampleRates), source: source)
         }

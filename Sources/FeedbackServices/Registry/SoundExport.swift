@@ -28,10 +28,7 @@ public enum SoundExport {
         let file = try SoundFileReader(path: source)
         let rate = Int(file.info.samplerate)
         let channels = Int(file.info.channels)
-        guard SoundDecoder.supportedSampleRates.contains(rate) else {
-            throw SoundError(.invalidSampleRate(rate, supported: SoundDecoder.supportedSampleRates), source: source)
-        }
-        guard channels >= 1 else { throw SoundError(.invalidSamples("\(channels) channels"), source: source) }
+        try SoundDecoder.validate(sampleRate: rate, channelCount: channels, source: source)
         let maximumFrames = maximumDuration.map { Int(($0 * Double(rate)).rounded(.down)) }
         let limit = { (frames: Int) -> SoundError in
             SoundError(

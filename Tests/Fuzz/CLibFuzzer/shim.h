@@ -1,5 +1,6 @@
-// libFuzzer's driver, which -sanitize=fuzzer links in. The fuzz targets call it from the `main`
-// SwiftPM gives an executable (MODULE_main), since SwiftPM, not libFuzzer, defines `main` there.
+// libFuzzer's driver, which -sanitize=fuzzer links in. SwiftPM defines an executable's `main`
+// itself (calling MODULE_main), so libFuzzer's own `main` is not used: each target's MODULE_main
+// calls FuzzSupport.runFuzzer, which calls this.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>

@@ -4,9 +4,9 @@
 // The commands really run, so the process is fenced in first: HOME, XDG_* and the current
 // directory are a private temporary directory, PULSE_SERVER names no server (a play fails at
 // once), and inputs naming a path outside it (any '/') or rendering a file (--output) are skipped.
-internal import CLibFuzzer
 import FeedbackCLI
 import FoundationEssentials
+import FuzzSupport
 import Glibc
 import Synchronization
 
@@ -48,10 +48,6 @@ public func fuzzArguments(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-/// The program's entry (SwiftPM calls an executable's `main` `MODULE_main`): libFuzzer's driver.
+/// The program's entry (SwiftPM names an executable's `main` `MODULE_main`): libFuzzer's driver.
 @_cdecl("fuzz_arguments_main")
-func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var vector = argv
-    return LLVMFuzzerRunDriver(&count, &vector, fuzzArguments)
-}
+func fuzzMain(_ argc: CInt, _ argv: ArgumentVector) -> CInt { runFuzzer(argc, argv, fuzzArguments) }

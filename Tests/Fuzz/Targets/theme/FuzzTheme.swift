@@ -1,7 +1,7 @@
 // libFuzzer target: index.theme bytes → the key-file parser and SoundThemeIndex, checked against
 // the bounds the theme lookup promises. Built and run by scripts/fuzz.
-internal import CLibFuzzer
 @testable import FeedbackServices
+import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTheme(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -18,10 +18,6 @@ public func fuzzTheme(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-/// The program's entry (SwiftPM calls an executable's `main` `MODULE_main`): libFuzzer's driver.
+/// The program's entry (SwiftPM names an executable's `main` `MODULE_main`): libFuzzer's driver.
 @_cdecl("fuzz_theme_main")
-func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var vector = argv
-    return LLVMFuzzerRunDriver(&count, &vector, fuzzTheme)
-}
+func fuzzMain(_ argc: CInt, _ argv: ArgumentVector) -> CInt { runFuzzer(argc, argv, fuzzTheme) }
