@@ -15,7 +15,7 @@ public func fuzzSettings(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         _ = try settings.readFileProfile()
         precondition(size <= SettingsFile.sizeLimit, "a file over the bound was read")
     } catch {
-        precondition(size > SettingsFile.sizeLimit || error.reason != .malformed)
+        if case .tooLarge = error.reason { precondition(size > SettingsFile.sizeLimit, "a file within the bound was refused") }
     }
     _ = settings.profile
     if let name = SoundThemeSelection.gtkSoundThemeName(inFile: path) {
