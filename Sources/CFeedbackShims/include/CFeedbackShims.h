@@ -71,3 +71,14 @@ void fbs_quiet_end(void);
 
 /// `memfd_create(name, MFD_CLOEXEC)`: an anonymous file in memory, seekable like a regular file.
 int fbs_memfd(const char *name);
+
+// ThreadSanitizer's annotation interface (compiler-rt's sanitizer/tsan_interface.h), for the
+// builds scripts/tsan makes: Synchronization.Mutex locks with a futex TSan cannot see, so
+// `TSanMutex` tells it what the lock orders. Only called under FEEDBACKSERVICES_TSAN, where the
+// TSan runtime is linked; static inline, so other builds never reference these symbols.
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+/// `__tsan_acquire`: what was released at `address` happens before what the caller does next.
+static inline void fbs_tsan_acquire(void *address) { __tsan_acquire(address); }
+/// `__tsan_release`: what the caller did happens before the next acquire at `address`.
+static inline void fbs_tsan_release(void *address) { __tsan_release(address); }
