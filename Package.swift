@@ -118,3 +118,29 @@ let package = Package(
 var strict: [SwiftSetting] {
     [.enableUpcomingFeature("InternalImportsByDefault")]
 }
+
+/// libFuzzer targets, one line each: the target's name (its sources are `Tests/Fuzz/Targets/NAME`,
+/// its seeds `Tests/Fuzz/corpus/NAME`) and the modules it drives. They exist only when
+/// `scripts/fuzz` builds them (it sets FEEDBACKSERVICES_FUZZ and builds with
+/// `-sanitize=fuzzer,address` in a scratch directory of its own): without libFuzzer they have no `main`.
+let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+    ("decoder", ["FeedbackServices"]),
+    ("theme", ["FeedbackServices"]),
+    ("settings", ["FeedbackServices"]),
+    ("arguments", ["FeedbackCLI"]),
+]
+
+if Context.environment["FEEDBACKSERVICES_FUZZ"] != nil {
+    package.targets += [
+        .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", "CFeedbackShims"], path: "Tests/Fuzz/Support", swiftSettings: strict),
+    ]
+    for fuzz in fuzzTargets {
+        package.targets.append(
+            .executableTarget(
+                name: "fuzz-\(fuzz.name)", dependencies: fuzz.dependencies + ["FuzzSupport"],
+                path: "Tests/Fuzz/Targets/\(fuzz.name)",
+                swiftSettings: strict + [.unsafeFlags(["-parse-as-library"])]))
+        package.products.append(.executable(name: "fuzz-\(fuzz.name)", targets: ["fuzz-\(fuzz.name)"]))
+    }
+}

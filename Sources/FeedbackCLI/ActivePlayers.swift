@@ -9,13 +9,19 @@ import Synchronization
 /// Each player holds a file named by its process ID in the runtime directory
 /// (`$XDG_RUNTIME_DIR/feedbackctl`, else `/tmp/feedbackctl-UID`, mode 0700, owned by the user —
 /// checked both when announcing and when `stop` reads it, since anyone may create a name in /tmp)
-/// with one line saying what it plays, and an exclusive `flock` on it for as long as it runs. A
-/// player announces itself first thing, before it looks up or decodes anything, so `stop` finds
-/// it as soon as it exists (a `--no-wait` parent returns only once its player has announced). The
-/// lock is what makes an entry live: the kernel drops it when the process ends however it ends,
-/// so a file whose lock can be taken belongs to a dead process and is removed, and a process that
-/// merely has a recycled ID is not signalled (short of the ID being reused in the microseconds
-/// between `stop`'s lock check and its signal).
+/// with its start time (`/proc/PID/stat`, field 22) and what it plays, and an exclusive POSIX
+/// record lock (`F_SETLK`) on it for as long as it runs. A player announces itself first thing,
+/// before it looks up or decodes anything, so `stop` finds it as soon as it exists (a `--no-wait`
+/// parent returns only once its player has announced). The lock is what makes an entry live: the
+/// kernel drops it when the process ends however it ends, so a file whose lock nobody holds
+/// belongs to a dead process and is removed.
+///
+/// A file is never trusted to name a process to signal: an entry is a player only if the lock on
+/// it is held by the process its name gives (`F_GETLK` reports the holder), that process belongs
+/// to this user, runs an executable named `feedbackctl` (`/proc/PID/exe`), and started at the time
+/// the file records (so a recycled ID is never signalled). Entries are opened with
+/// `O_NOFOLLOW | O_NONBLOCK` and must be regular files, so a planted symlink or FIFO is skipped,
+/// never followed or waited on.
 enum ActivePlayers {
     private static let enabled = Mutex<(directory: String, what: String)?>(nil)
     private static let current = Mutex<(fd: Int32, path: String)?>(nil)
@@ -33,7 +39,7 @@ enum ActivePlayers {
     /// Waits (at most `timeout` seconds) until the player `pid`, a child of this process, has
     /// announced itself or has ended; returns at once when announcements cannot be made here.
     static func waitForAnnouncement(of pid: pid_t, timeout: Double = 2) {
-        guard let directory = enabledDirectory, prepare(directory) else { return }
+        guard let directory = enabledDirectory, prepare(directory) == nil else { return }
         let deadline = MonotonicClock.now + timeout
         while MonotonicClock.now < deadline && !isRunning(pid, in: directory) {
             if (try? System.waitpid(pid, options: WNOHANG))?.pid == pid { return }
@@ -51,15 +57,19 @@ enum ActivePlayers {
     /// effort: a runtime directory that cannot be used only means `stop` cannot find this player.
     static func enter() {
         guard let (directory, what) = enabled.withLock({ $0 }), current.withLock({ $0 }) == nil,
-            prepare(directory)
+            prepare(directory) == nil, let started = startTime(of: getpid())
         else { return }
         // Written and locked under a temporary name, then renamed: `stop` never sees the file unlocked.
         let path = "\(directory)/\(getpid())"
         let temporary = "\(directory)/.\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return }
-        let line = Array((what + "\n").utf8)
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0, line.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == line.count,
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        let text = Array("\(started)\n\(what)\n".utf8)
+        guard fcntl(fd, F_SETLK, &lock) == 0,
+            text.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == text.count,
             rename(temporary, path) == 0
         else {
             unlink(temporary)
@@ -82,62 +92,123 @@ enum ActivePlayers {
         let what: String
     }
 
-    /// The live players in `directory`; files of players that have ended are removed on the way.
-    /// A directory that is not the user's own (0700, owned by them, not a symlink) holds none.
+    /// The live players in `directory`; files of players that have ended are removed on the way,
+    /// and entries that are not players (see above) are skipped. A directory that is not the
+    /// user's own (`directoryProblem`) holds none.
     static func players(in directory: String) -> [Player] {
-        guard isPrivate(directory), let stream = opendir(directory) else { return [] }
-        var names: [String] = []
+        guard directoryProblem(directory) == nil, let stream = opendir(directory) else { return [] }
+        var pids: [pid_t] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if let pid = pid_t(name), pid > 0 { names.append(name) }
+            if let pid = pid_t(name), pid > 0, String(pid) == name { pids.append(pid) }
         }
         closedir(stream)
-        var found: [Player] = []
-        for name in names.sorted(by: { Int($0)! < Int($1)! }) {
-            let path = "\(directory)/\(name)"
-            let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            var info = stat()
-            guard fstat(fd, &info) == 0, info.st_uid == getuid() else { continue }
-            if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-                // Nobody holds it: that player is gone. Remove it unless a new player of the same
-                // ID has just renamed its own file into place.
-                var current = stat()
-                if stat(path, &current) == 0 && current.st_ino == info.st_ino && current.st_dev == info.st_dev {
-                    unlink(path)
-                }
-                continue
-            }
-            var buffer = [UInt8](repeating: 0, count: 512)
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            let what = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
-                .split(separator: "\n").first.map(String.init) ?? ""
-            found.append(Player(pid: pid_t(name)!, what: what))
+        return pids.sorted().compactMap { pid in
+            if case .player(let player) = entry(pid, in: directory, removingDead: true) { player } else { nil }
         }
-        return found
     }
 
-    /// Whether the player `pid` in `directory` still runs (holds its lock).
+    /// Whether the player `pid` in `directory` still runs (holds its lock, and is the player it was).
     static func isRunning(_ pid: pid_t, in directory: String) -> Bool {
-        let fd = open("\(directory)/\(pid)", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        if case .player = entry(pid, in: directory, removingDead: false) { true } else { false }
+    }
+
+    private enum Entry {
+        case player(Player)
+        /// No file, or a file whose lock nobody holds: that player has ended.
+        case gone
+        /// A file that does not prove a live `feedbackctl` player: never signalled.
+        case notAPlayer
+    }
+
+    /// Reads the entry for `pid` with every check the type's documentation lists.
+    private static func entry(_ pid: pid_t, in directory: String, removingDead: Bool) -> Entry {
+        let path = "\(directory)/\(pid)"
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return errno == ENOENT ? .gone : .notAPlayer }
         defer { close(fd) }
-        return flock(fd, LOCK_SH | LOCK_NB) != 0
-    }
-
-    /// Makes the directory (0700) and checks that it is ours and not open to others.
-    static func prepare(_ directory: String) -> Bool {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST { return false }
-        return isPrivate(directory)
-    }
-
-    /// Whether `directory` is a real directory (not a symlink) owned by this user, closed to others.
-    private static func isPrivate(_ directory: String) -> Bool {
         var info = stat()
-        guard lstat(directory, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else { return false }
-        return (info.st_mode & 0o170000) == 0o040000
+        guard fstat(fd, &info) == 0, info.st_uid == getuid(), info.st_mode & S_IFMT == S_IFREG else { return .notAPlayer }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        guard fcntl(fd, F_GETLK, &lock) == 0 else { return .notAPlayer }
+        if lock.l_type == Int16(F_UNLCK) {
+            // Nobody holds it: that player is gone. Remove it unless a new player of the same ID
+            // has just renamed its own file into place.
+            var now = stat()
+            if removingDead && stat(path, &now) == 0 && now.st_ino == info.st_ino && now.st_dev == info.st_dev {
+                unlink(path)
+            }
+            return .gone
+        }
+        guard lock.l_pid == pid, ownedByThisUser(pid), isFeedbackctl(pid) else { return .notAPlayer }
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let lines = buffer.prefix(max(count, 0)).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        guard lines.count >= 2, let recorded = UInt64(String(decoding: lines[0], as: UTF8.self)),
+            recorded == startTime(of: pid)
+        else { return .notAPlayer }
+        return .player(Player(pid: pid, what: String(decoding: lines[1], as: UTF8.self)))
+    }
+
+    /// When process `pid` started, in clock ticks after boot (`/proc/PID/stat`, field 22): with
+    /// the ID, it names one process for the life of the system.
+    static func startTime(of pid: pid_t) -> UInt64? {
+        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1_024)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        // The command name (field 2) is in parentheses and may itself hold spaces or ')'.
+        guard let nameEnd = buffer.prefix(count).lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = buffer[(nameEnd + 1)..<count].split(separator: UInt8(ascii: " "))
+        // Field 3 (the state) is the first after the name; field 22 is the 20th.
+        guard fields.count >= 20 else { return nil }
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
+    }
+
+    private static func ownedByThisUser(_ pid: pid_t) -> Bool {
+        var info = stat()
+        return stat("/proc/\(pid)", &info) == 0 && info.st_uid == getuid()
+    }
+
+    /// Whether `pid` runs an executable named `feedbackctl` (a rebuilt one shows as
+    /// `feedbackctl (deleted)`).
+    private static func isFeedbackctl(_ pid: pid_t) -> Bool {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return false }
+        let path = String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let name = path.split(separator: "/").last.map(String.init) ?? ""
+        return name == "feedbackctl" || name == "feedbackctl (deleted)"
+    }
+
+    /// Makes the directory (0700) if it is missing; returns why it cannot be used, or nil.
+    static func prepare(_ directory: String) -> String? {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            return "cannot create \(directory): \(String(cString: strerror(errno)))"
+        }
+        return directoryProblem(directory)
+    }
+
+    /// Why `directory` cannot hold player files, or nil when it is a real directory (not a
+    /// symlink) owned by this user and closed to others, or does not exist (no player has made it).
+    static func directoryProblem(_ directory: String) -> String? {
+        var info = stat()
+        guard lstat(directory, &info) == 0 else { return nil }
+        if info.st_mode & S_IFMT != S_IFDIR {
+            return "\(directory) is not a directory"
+        }
+        if info.st_uid != getuid() {
+            return "\(directory) belongs to user \(info.st_uid), not to this user (\(getuid()))"
+        }
+        if info.st_mode & 0o077 != 0 {
+            return "\(directory) is open to other users (mode \(String(info.st_mode & 0o7777, radix: 8)))"
+        }
+        return nil
     }
 }

@@ -24,6 +24,13 @@ enum Detach {
         guard let (executable, arguments) = invocation.withLock({ $0 }) else {
             throw CommandError(message: "--no-wait needs the feedbackctl executable", exitCode: .software)
         }
+        // A player that cannot announce itself could not be stopped by `feedbackctl stop`:
+        // refuse rather than report "started" for a sound nothing can end.
+        if let directory = ActivePlayers.enabledDirectory, let problem = ActivePlayers.prepare(directory) {
+            throw CommandError(
+                message: "--no-wait: 'feedbackctl stop' could not find the player: \(problem); set XDG_RUNTIME_DIR to a directory of your own",
+                exitCode: .noPermission)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

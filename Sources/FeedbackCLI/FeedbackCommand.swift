@@ -31,6 +31,9 @@ public enum FeedbackCommand {
 
     /// Runs the command with the process's standard output and error; returns the exit code.
     public static func main(arguments: [String]) -> Int32 {
+        // Our output goes straight to descriptors 1 and 2; what libsndfile and libmpg123 print
+        // while they read a file would only corrupt it (`info --json`) or alarm for nothing.
+        CLibraryOutput.dropDuringSoundFileWork()
         if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
             Interruption.install()
             Detach.record(arguments: arguments)

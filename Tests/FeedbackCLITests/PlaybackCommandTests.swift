@@ -23,7 +23,7 @@ import FeedbackTestSupport
         (["stop", "everything"], .usage, "unexpected argument 'everything' for 'stop'"),
         (["fire", "no-such-event-anywhere"], .noInput, "no sound for 'no-such-event-anywhere'"),
         (["fire", "../etc/passwd"], .usage, "event name"),
-        (["fire", "1007", "--volume", "loud"], .usage, "--volume takes a number from 0.0 to 16.0, not 'loud'"),
+        (["fire", "1007", "--volume", "loud"], .usage, "--volume takes a number from 0.0 to 4.0, not 'loud'"),
         (["fire", "1007", "--output", "x.wav", "--canberra"], .usage, "--output and --canberra cannot be used together"),
         (["play"], .usage, "missing argument for 'play'"),
         (["play", "/nonexistent.wav"], .noInput, "/nonexistent.wav: no such file"),
@@ -46,18 +46,21 @@ import FeedbackTestSupport
     }
 
     /// `stop` reads only a directory that is the user's own and closed to others: in /tmp anyone
-    /// could have made it, and its files would name processes to signal.
-    @Test func stopIgnoresADirectoryOpenToOthers() throws {
-        let directory = "/tmp/feedbackctl-open-\(getpid())"
+    /// could have made it, and its files would name processes to signal. It refuses one open to
+    /// others (77) rather than silently stopping nothing.
+    @Test func stopRefusesADirectoryOpenToOthers() throws {
+        let runtime = "/tmp/feedbackctl-open-\(getpid())"
+        let directory = ActivePlayers.directory(environment: ["XDG_RUNTIME_DIR": runtime])
+        mkdir(runtime, 0o700)
         mkdir(directory, 0o755)
         chmod(directory, 0o755)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let fd = open("\(directory)/\(getpid())", O_WRONLY | O_CREAT, 0o600)
-        defer { close(fd) }
-        #expect(flock(fd, LOCK_EX) == 0)
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
         #expect(ActivePlayers.players(in: directory).isEmpty)
+        let result = feedbackctl(["stop"], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(result.status == 77)
+        #expect(result.errors.contains("is open to other users (mode 755)"), "\(result.errors)")
         chmod(directory, 0o700)
-        #expect(ActivePlayers.players(in: directory).map(\.pid) == [getpid()])
+        #expect(feedbackctl(["stop"], environment: ["XDG_RUNTIME_DIR": runtime]).output == "Nothing was playing.\n")
     }
 
     @Test func fireRendersTheTriToneIntoAFile() throws {

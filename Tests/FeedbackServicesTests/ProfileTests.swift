@@ -94,7 +94,7 @@ import Testing
 
         writeSettings(String(repeating: "#\n", count: 1 << 20))
         let huge = #expect(throws: FileError.self) { try FeedbackSettings(path: settingsPath).store(.quiet) }
-        #expect(huge?.reason == .tooLarge(size: 2 << 20, limit: 1 << 20))
+        #expect(huge?.reason == .tooLarge(size: 2 << 20, limit: SettingsFile.sizeLimit))
 
         let blocked = directory.file("file")
         _ = FileManager.default.createFile(atPath: blocked, contents: Data())

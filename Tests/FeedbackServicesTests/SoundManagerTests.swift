@@ -208,17 +208,19 @@ extension AudioServerSuites {
             sound.isLooping = true
             let mark = recorder.frameCount
             manager.playSound(sound, looping: true)
-            usleep(300_000)
             let onset = try #require(recorder.firstSound(after: mark, threshold: 0.01))
+            // Waits for recorded audio, not wall time: a slow run (ThreadSanitizer, a loaded
+            // machine) must still have the frames indexed below.
+            recorder.wait(seconds: 0.1)
             var left = recorder.channel(0, from: onset)
             #expect(abs(left[2_400] - 0.5 * 0.8 * 0.5 * 0.5) < 0.002, "\(left[2_400])")
             let changed = recorder.frameCount
             manager.soundVolume = 1
-            usleep(200_000)
+            recorder.wait(seconds: 0.2)
             left = recorder.channel(0, from: changed)
             #expect(abs(left[left.count - 480] - 0.5 * 0.8 * 0.5) < 0.002, "a group change applies at once")
             sound.pan = -1
-            usleep(100_000)
+            recorder.wait(seconds: 0.1)
             let right = recorder.channel(1, from: recorder.frameCount - 480)
             #expect(right.allSatisfy { abs($0) < 0.001 }, "panned hard left")
             manager.stopSound("flat", fadeOut: false)

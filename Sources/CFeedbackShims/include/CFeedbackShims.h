@@ -57,3 +57,28 @@ int fbs_set_thread_name(const char *name);
 static inline int fbs_set_timer_slack(unsigned long nanoseconds) {
     return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
 }
+
+/// Replaces C stdio's `stdout` and `stderr` with unbuffered streams that write to descriptors 1
+/// and 2 as before, except what a thread prints inside `fbs_quiet_begin()`…`fbs_quiet_end()`,
+/// which is dropped. For programs (not libraries) whose own output does not go through C stdio.
+/// Call once, before any other thread runs. Returns 0, or -1 if the streams could not be made
+/// (stdio is then left as it was).
+int fbs_filter_c_stdio(void);
+/// Starts a quiet section on the calling thread (they nest); see `fbs_filter_c_stdio`.
+void fbs_quiet_begin(void);
+/// Ends the calling thread's innermost quiet section.
+void fbs_quiet_end(void);
+
+/// `memfd_create(name, MFD_CLOEXEC)`: an anonymous file in memory, seekable like a regular file.
+int fbs_memfd(const char *name);
+
+// ThreadSanitizer's annotation interface (compiler-rt's sanitizer/tsan_interface.h), for the
+// builds scripts/tsan makes: Synchronization.Mutex locks with a futex TSan cannot see, so
+// `TSanMutex` tells it what the lock orders. Only called under FEEDBACKSERVICES_TSAN, where the
+// TSan runtime is linked; static inline, so other builds never reference these symbols.
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+/// `__tsan_acquire`: what was released at `address` happens before what the caller does next.
+static inline void fbs_tsan_acquire(void *address) { __tsan_acquire(address); }
+/// `__tsan_release`: what the caller did happens before the next acquire at `address`.
+static inline void fbs_tsan_release(void *address) { __tsan_release(address); }

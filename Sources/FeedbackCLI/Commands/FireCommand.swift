@@ -9,8 +9,10 @@ enum FireCommand: Subcommand {
         """
         A number is a sound ID: an AudioServices system sound (1000-1351; 1007 is the
         tri-tone; see 'feedbackctl list'), an ID that only vibrates (4095, 1011, 1102, 1311,
-        1350, 1351), or an ID made by 'feedbackctl register' (4097 and up). Anything else is
-        a sound theme event name such as message-new-instant. System sounds and events are
+        1350, 1351), or an ID made by 'feedbackctl register' (4097-999999). IDs from 1000000
+        are process-local: a program's own AudioServicesCreateSystemSoundID sounds, which
+        only it can play, so they are refused here. Anything else is a sound theme event
+        name such as message-new-instant. System sounds and events are
         looked up in the active sound theme (see 'feedbackctl theme'), decoded and played
         on the engine: a PulseAudio stream that starts the sound at once.
         """,
@@ -24,7 +26,7 @@ enum FireCommand: Subcommand {
     ]
 
     static let target = Argument(
-        "ID|EVENT", .systemSoundID, .event, help: "A sound ID (1000-1351, 4095, 4097 and up) or a theme event name")
+        "ID|EVENT", .systemSoundID, .event, help: "A sound ID (1000-1351, 4095, 4097-999999) or a theme event name")
     static let arguments = [target]
 
     static let vibrate = Option(

@@ -85,7 +85,7 @@ enum SoundArguments {
     static let volume = Option(
         "--volume", value: "X", .number,
         help: """
-            Linear volume, 0 (silent) to 1 (as recorded); above 1 is louder
+            Linear volume, 0 (silent) to 4 (+12 dB); 1 plays as recorded
             (default 1)
             """)
     static let output = Option(
@@ -98,9 +98,10 @@ enum SoundArguments {
             are not reported)
             """)
 
-    /// `--volume X`, 0 to 16 (default 1); `option` is `register`'s, whose help says what it stores.
+    /// `--volume X`, 0 to `VolumeLimit.maximum` (default 1); `option` is `register`'s, whose help
+    /// says what it stores.
     static func volume(_ parser: ArgumentParser, _ option: Option = volume) throws(CommandError) -> Float {
-        try number(parser, option, in: 0...16) ?? 1
+        try number(parser, option, in: VolumeLimit.range) ?? 1
     }
 
     /// A number option within `range`.

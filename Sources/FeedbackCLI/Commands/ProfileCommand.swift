@@ -53,6 +53,11 @@ enum ProfileCommand: Subcommand {
                 throw CommandError(error)
             }
         }
+        do {
+            _ = try settings.readFileProfile()
+        } catch {
+            parser.warn("the settings file is ignored: \(error)")
+        }
         let source =
             settings.environmentProfile != nil ? "environment" : settings.fileProfile != nil ? "file" : "default"
         if parser.flag(Self.json) {

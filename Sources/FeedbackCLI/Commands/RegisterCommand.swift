@@ -19,7 +19,7 @@ enum RegisterCommand: Subcommand {
     static let arguments = [file]
 
     static let volume = Option(
-        "--volume", value: "X", .number, help: "Play it at X times its level, 0 to 16 (default 1); see 'volume'")
+        "--volume", value: "X", .number, help: "Play it at X times its level, 0 to 4 (+12 dB; default 1); see 'volume'")
     static let limit = Option("--limit", help: "Limit peaks the volume pushes past full scale instead of clipping")
     static let json = Option.json(#"Print {"version", "id", "file", "duration", "volume", "registry"}"#)
     static let options = [volume, limit, json]

@@ -27,7 +27,7 @@ enum StopCommand: Subcommand {
 
     static let exitStatus: String? = """
         0 stopped (or nothing was playing); 64 bad option; 70 a player did not end in
-        time (the message names it).
+        time (the message names it); 77 the players' directory is not this user's own.
         """
 
     static let examples = ["feedbackctl fire 1007 --no-wait && feedbackctl stop"]
@@ -50,6 +50,11 @@ enum StopCommand: Subcommand {
             return value
         } ?? 2
         let directory = ActivePlayers.directory(environment: parser.environment)
+        if let problem = ActivePlayers.directoryProblem(directory) {
+            throw CommandError(
+                message: "cannot look for players: \(problem); set XDG_RUNTIME_DIR to a directory of your own",
+                exitCode: .noPermission)
+        }
         let players = ActivePlayers.players(in: directory).filter { $0.pid != getpid() }
         for player in players {
             kill(player.pid, SIGTERM)

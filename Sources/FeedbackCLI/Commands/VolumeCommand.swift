@@ -10,10 +10,11 @@ enum VolumeCommand: Subcommand {
         The sound is registered as a program would register it, then re-registered at the
         new level: X times the original samples, clipped at full scale (or limited with
         --limit), or scaled to an EBU R128 integrated loudness with --lufs. The result is
-        described, and with --export written in the container and sample format of the
-        source file (at 48 kHz). A system sound ID (1000-1351) is looked up in the active
-        sound theme. For an ID made by 'feedbackctl register' (4097 and up) the new level is
-        also stored in the registry: 'feedbackctl fire ID' plays at it from then on.
+        described, and with --export written as the source file is: its container, sample
+        format, rate and channels, its own samples scaled (at X = 1, the same samples). A
+        system sound ID (1000-1351) is looked up in the active sound theme. For an ID made
+        by 'feedbackctl register' (4097 and up) the new level is also stored in the
+        registry: 'feedbackctl fire ID' plays at it from then on.
         """
     ]
 
@@ -24,7 +25,7 @@ enum VolumeCommand: Subcommand {
             sound file
             """)
     static let multiplier = Argument(
-        "X", .number, optional: true, help: "Linear volume multiplier, 0 to 16 (1 keeps the original level)")
+        "X", .number, optional: true, help: "Linear volume multiplier, 0 to 4 (+12 dB; 1 keeps the original level)")
     static let arguments = [target, multiplier]
 
     static let lufs = Option(
@@ -87,8 +88,8 @@ enum VolumeCommand: Subcommand {
         }
         let multiplier: Float?
         if arguments.count == 2 {
-            guard let value = Float(arguments[1]), value.isFinite, (0...16).contains(value) else {
-                throw CommandError.usage("X takes a number from 0 to 16, not '\(arguments[1])'")
+            guard let value = Float(arguments[1]), value.isFinite, VolumeLimit.range.contains(value) else {
+                throw CommandError.usage("X takes a number from 0 to \(Int(VolumeLimit.maximum)), not '\(arguments[1])'")
             }
             multiplier = value
         } else {
@@ -116,7 +117,7 @@ enum VolumeCommand: Subcommand {
             } else {
                 sound = try registry.setVolume(multiplier!, for: id, limiting: limit ? .peakLimiter() : .clip)
             }
-            if let export { try registry.export(id, to: export) }
+            if let export { try SoundExport.write(fileAt: path, volume: sound.volume, to: export) }
             if let registeredID, let persistent { try persistent.setVolume(sound.volume, for: registeredID) }
         } catch {
             throw CommandError(error)

@@ -22,10 +22,20 @@ public struct DecodedSound: Sendable {
 /// level, centre and surrounds at −3 dB, rear centre at −6 dB, LFE dropped, each side normalised so
 /// the mix cannot exceed full scale. At most 8 channels (7.1) are accepted.
 ///
+/// What decoding costs: the file's samples at its own rate, down-mixed to stereo while they are
+/// read (a chunk at a time), then a second copy while libsoxr converts each channel, then the
+/// result at the decoder's rate — about 16 bytes per second of sound per Hz of the file's rate.
+/// The worst case the limits allow, 30 s at 384 kHz (in any channel count), costs about 300 MB and
+/// 1.6 s, from a file that can be 100 KB (silence compresses); a 30 s 44.1 kHz stereo sound about
+/// 80 MB and 0.7 s; a typical alert of a second or two, a few MB and milliseconds. No sound longer
+/// than `maximumDuration` is ever held: reading stops one frame past it.
+///
 /// A decoder is a value; decoding is safe from any thread.
 public struct SoundDecoder: Sendable {
-    /// The sample rates a sound may have, in Hz.
-    public static let supportedSampleRates: ClosedRange<Int> = 1_000...768_000
+    /// The sample rates a sound may have, in Hz: up to 384 kHz, the highest rate PulseAudio runs
+    /// at (`PA_RATE_MAX`) and twice DXD's, the highest any recording format uses. A higher rate
+    /// would only make decoding dearer (see above) for content no one can hear.
+    public static let supportedSampleRates: ClosedRange<Int> = 1_000...384_000
     /// The most channels a sound may have.
     public static let maximumChannelCount = Downmix.maximumChannelCount
     /// The longest a system sound may be, in seconds (AudioServices' limit).
@@ -54,20 +64,23 @@ public struct SoundDecoder: Sendable {
         let rate = Int(file.info.samplerate)
         let channels = Int(file.info.channels)
         let format = file.format
-        try validate(sampleRate: rate, channelCount: channels, source: path)
+        try Self.validate(sampleRate: rate, channelCount: channels, source: path)
         let maximumFrames = maximumDuration.map { Int(($0 * Double(rate)).rounded(.down)) }
-        if let maximumFrames, file.info.frames > Int64(maximumFrames) {
-            throw durationError(frames: Int(file.info.frames), rate: rate, source: path)
+        if let maximumFrames, let declared = file.knownFrameCount, declared > Int64(maximumFrames) {
+            throw durationError(frames: Int(declared), rate: rate, source: path)
         }
         let map = channels > 2 ? file.channelMap() : nil
-        let samples = try file.readAll(maximumFrames: maximumFrames)
-        let frames = samples.count / channels
+        let samples = try file.readAll(maximumFrames: maximumFrames, downmixMap: map)
+        let readChannels = min(channels, 2)
+        let frames = samples.count / readChannels
         guard frames > 0 else { throw SoundError(.empty, source: path, detail: "zero frames") }
         if let maximumFrames, frames > maximumFrames {
             throw durationError(frames: frames, rate: rate, source: path)
         }
+        // Non-finite samples survive the down-mix (its weights are ≥ 0 and ∞·0 is NaN), so they
+        // are caught after it as well as before.
         let buffer = try makeBuffer(
-            samples, sampleRate: rate, channelCount: channels, map: map, source: path,
+            samples, sampleRate: rate, channelCount: readChannels, map: nil, source: path,
             mayHoldNonFinite: format.mayHoldNonFinite)
         return DecodedSound(
             buffer: buffer, sourceFormat: format, sourceSampleRate: rate, sourceChannelCount: channels)
@@ -88,7 +101,7 @@ public struct SoundDecoder: Sendable {
     public func decode(
         samples: [Float], sampleRate: Int, channelCount: Int, name: String = "in-memory sound"
     ) throws(SoundError) -> PCMBuffer {
-        try validate(sampleRate: sampleRate, channelCount: channelCount, source: name)
+        try Self.validate(sampleRate: sampleRate, channelCount: channelCount, source: name)
         guard samples.count % channelCount == 0 else {
             throw SoundError(
                 .invalidSamples("\(samples.count) samples are not a whole number of \(channelCount)-channel frames"),
@@ -103,7 +116,8 @@ public struct SoundDecoder: Sendable {
             samples, sampleRate: sampleRate, channelCount: channelCount, map: nil, source: name, mayHoldNonFinite: true)
     }
 
-    private func validate(sampleRate: Int, channelCount: Int, source: String) throws(SoundError) {
+    /// Refuses a rate outside `supportedSampleRates` and a channel count outside 1…`maximumChannelCount`.
+    static func validate(sampleRate: Int, channelCount: Int, source: String) throws(SoundError) {
         guard Self.supportedSampleRates.contains(sampleRate) else {
             throw SoundError(.invalidSampleRate(sampleRate, supported: Self.supportedSampleRates), source: source)
         }
@@ -132,6 +146,17 @@ public struct SoundDecoder: Sendable {
         let stereo = Downmix.toStereo(samples, channels: channelCount, map: map)
         let channels = min(channelCount, 2)
         let resampled = try Resampler.resample(stereo, channels: channels, from: rate, to: sampleRate, source: source)
+        // Finite float samples near ±3.4e38 can still overflow in the down-mix or the resampler's
+        // filter (found by fuzzing: a float WAV of garbage values); a buffer is always finite.
+        if mayHoldNonFinite, let bad = resampled.firstIndex(where: { !$0.isFinite }) {
+            throw SoundError(
+                .invalidSamples("sample values too large to convert (sample \(bad) of the result is \(resampled[bad]))"),
+                source: source)
+        }
+        // A few frames at a high rate can convert to none at the decoder's (found by fuzzing).
+        guard resampled.count >= channels else {
+            throw SoundError(.empty, source: source, detail: "shorter than one frame at \(sampleRate) Hz")
+        }
         return PCMBuffer(validSamples: resampled, channelCount: channels, sampleRate: sampleRate)
     }
 }

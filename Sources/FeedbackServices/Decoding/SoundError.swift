@@ -8,7 +8,8 @@
 public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why a sound could not be read or decoded.
     public enum Reason: Sendable, Equatable {
-        /// No file at that path (`ENOENT`, `ENOTDIR`).
+        /// No file at that path (`ENOENT`, `ENOTDIR`), or no way to reach one: a loop of symbolic
+        /// links (`ELOOP`).
         case notFound
         /// The file exists but may not be read (`EACCES`, `EPERM`).
         case permissionDenied

@@ -9,8 +9,15 @@ import Glibc
 package struct SoundFileReader: ~Copyable {
     let path: String
     let info: SF_INFO
-    /// The file's length in seconds, from its header (no decoding).
-    package var duration: Double { Double(info.frames) / Double(max(1, info.samplerate)) }
+    /// The file's length in seconds, from its header (no decoding); infinity when the header does
+    /// not say (`knownFrameCount` is nil).
+    package var duration: Double {
+        knownFrameCount.map { Double($0) / Double(max(1, info.samplerate)) } ?? .infinity
+    }
+    /// The number of frames the header declares; nil when libsndfile does not know it
+    /// (`SF_COUNT_MAX`, which Swift does not import: `Int64.max`), as for an Ogg stream followed by any byte that is not Ogg: only decoding
+    /// the file tells its length then.
+    package var knownFrameCount: Int64? { info.frames == Int64.max ? nil : max(0, info.frames) }
     private let fd: Int32
     private let handle: OpaquePointer
 
@@ -36,7 +43,7 @@ package struct SoundFileReader: ~Copyable {
 
         var info = SF_INFO()
         // close_desc = 0: the descriptor stays ours and is closed in deinit, on every path.
-        guard let handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else {
+        guard let handle = quietly({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else {
             let error = Self.libraryError(code: sf_error(nil), message: sf_strerror(nil), path: path)
             close(fd)
             throw error
@@ -47,7 +54,7 @@ package struct SoundFileReader: ~Copyable {
     }
 
     deinit {
-        sf_close(handle)
+        quietly { _ = sf_close(handle) }
         close(fd)
     }
 
@@ -62,14 +69,19 @@ package struct SoundFileReader: ~Copyable {
         return ok == Int32(SF_TRUE) ? map : nil
     }
 
-    /// Reads every frame as interleaved floats, refusing to read past `maximumFrames`.
+    /// Reads every frame as interleaved floats, refusing to read past `maximumFrames`; a file of
+    /// more than two channels comes back down-mixed to stereo (`Downmix`, with the channel
+    /// positions `map`), one chunk at a time, so memory never holds the file's own channels: a
+    /// 30 s 8-channel file costs the stereo samples, a quarter of its decoded size.
     ///
-    /// The header's frame count is a hint, not a promise: compressed formats may estimate it and a
-    /// damaged WAV may overstate it (libsndfile then clamps it to the data present). Reading goes on
-    /// until the decoder says the stream has ended.
-    func readAll(maximumFrames: Int?) throws(SoundError) -> [Float] {
+    /// The header's frame count is a hint, not a promise: compressed formats may estimate it, a
+    /// damaged WAV may overstate it (libsndfile then clamps it to the data present), an Ogg stream
+    /// with trailing bytes leaves it unknown. Reading goes on until the decoder says the stream has
+    /// ended, or one frame past `maximumFrames`.
+    func readAll(maximumFrames: Int?, downmixMap map: [Int32]?) throws(SoundError) -> [Float] {
         let channels = Int(info.channels)
-        let declared = max(0, Int(clamping: info.frames))
+        guard channels <= 2 else { return try readDownmixed(maximumFrames: maximumFrames, map: map) }
+        let declared = Int(clamping: knownFrameCount ?? 0)
         var capacity = declared
         if let maximumFrames { capacity = min(capacity, maximumFrames + 1) }
         // Uninitialised, then filled by libsndfile and trimmed to what it wrote: no zero-fill pass.
@@ -83,7 +95,7 @@ package struct SoundFileReader: ~Copyable {
             }
             let room = samples.count / channels - framesRead
             let got = samples.withUnsafeMutableBufferPointer { buffer in
-                sf_readf_float(handle, buffer.baseAddress! + framesRead * channels, sf_count_t(room))
+                quietly { sf_readf_float(handle, buffer.baseAddress! + framesRead * channels, sf_count_t(room)) }
             }
             if got <= 0 { break }
             framesRead += Int(got)
@@ -97,11 +109,43 @@ package struct SoundFileReader: ~Copyable {
         return samples
     }
 
+    private func readDownmixed(maximumFrames: Int?, map: [Int32]?) throws(SoundError) -> [Float] {
+        let channels = Int(info.channels)
+        let chunkFrames = 4_096
+        var capacity = Int(clamping: knownFrameCount ?? 0)
+        if let maximumFrames { capacity = min(capacity, maximumFrames + 1) }
+        var stereo: [Float] = []
+        stereo.reserveCapacity(capacity * 2)
+        var chunk = [Float](repeating: 0, count: chunkFrames * channels)
+        var framesRead = 0
+        while true {
+            let got = try chunk.withUnsafeMutableBufferPointer { buffer throws(SoundError) in
+                try read(into: buffer.baseAddress!, frameCount: chunkFrames)
+            }
+            if got == 0 { break }
+            stereo += Downmix.toStereo(Array(chunk[..<(got * channels)]), channels: channels, map: map)
+            framesRead += got
+            if let maximumFrames, framesRead > maximumFrames { break }
+        }
+        return stereo
+    }
+
     /// Reads up to `frameCount` frames into `buffer` (`sf_readf_float`).
     /// - Returns: the frames read; 0 at the end of the file.
     /// - Throws: `SoundError` if libsndfile reports a decoding error.
     func read(into buffer: UnsafeMutablePointer<Float>, frameCount: Int) throws(SoundError) -> Int {
-        let got = sf_readf_float(handle, buffer, sf_count_t(frameCount))
+        try read(into: buffer, frameCount: frameCount, sf_readf_float)
+    }
+
+    /// Reads up to `frameCount` frames into `buffer` with libsndfile's reader for its sample type
+    /// (`sf_readf_float`, `sf_readf_int`: 32-bit integers, left-justified).
+    /// - Returns: the frames read; 0 at the end of the file.
+    /// - Throws: `SoundError` if libsndfile reports a decoding error.
+    func read<Sample>(
+        into buffer: UnsafeMutablePointer<Sample>, frameCount: Int,
+        _ reader: (OpaquePointer?, UnsafeMutablePointer<Sample>?, sf_count_t) -> sf_count_t
+    ) throws(SoundError) -> Int {
+        let got = quietly { reader(handle, buffer, sf_count_t(frameCount)) }
         if got <= 0, sf_error(handle) != 0 {
             throw Self.libraryError(code: sf_error(handle), message: sf_strerror(handle), path: path)
         }
@@ -111,7 +155,7 @@ package struct SoundFileReader: ~Copyable {
     /// Moves the read position to `frame` of the file (`sf_seek`).
     /// - Throws: `SoundError` (`.malformed`) if the file cannot seek there.
     func seek(toFrame frame: Int64) throws(SoundError) {
-        guard sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
+        guard quietly({ sf_seek(handle, sf_count_t(frame), SEEK_SET) }) >= 0 else {
             throw SoundError(.malformed, source: path, detail: "cannot seek to frame \(frame)")
         }
     }
@@ -167,7 +211,8 @@ enum OpenRefusal: Error, Equatable {
     /// The refusal for `open`'s error.
     init(_ error: Errno) {
         switch error.rawValue {
-        case ENOENT, ENOTDIR: self = .notFound(error)
+        // A symlink loop leads to no file (sysexits' "cannot open input").
+        case ENOENT, ENOTDIR, ELOOP: self = .notFound(error)
         case EACCES, EPERM: self = .permissionDenied(error)
         case EISDIR: self = .isDirectory
         default: self = .failed(error)

@@ -41,12 +41,7 @@ package final class StreamFeeder: @unchecked Sendable {
         let reader = try SoundFileReader(path: path)
         let rate = Int(reader.info.samplerate)
         let channels = Int(reader.info.channels)
-        guard SoundDecoder.supportedSampleRates.contains(rate) else {
-            throw SoundError(.invalidSampleRate(rate, supported: SoundDecoder.supportedSampleRates), source: path)
-        }
-        guard (1...SoundDecoder.maximumChannelCount).contains(channels) else {
-            throw SoundError(.tooManyChannels(channels, limit: SoundDecoder.maximumChannelCount), source: path)
-        }
+        try SoundDecoder.validate(sampleRate: rate, channelCount: channels, source: path)
         guard reader.info.frames > 0 else { throw SoundError(.empty, source: path, detail: "zero frames") }
         ratio = Double(engineRate) / Double(rate)
         let engineFrames = Int64((Double(reader.info.frames) * ratio).rounded())

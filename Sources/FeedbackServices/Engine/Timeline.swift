@@ -103,7 +103,7 @@ struct Timeline {
         case .volume(let id, let volume, let ramp, let curve):
             guard !stopping.contains(id) else { return }
             let length = frames(ramp)
-            modify(id, at: now) { $0.gain.ramp(at: now, to: volume, over: length, curve: curve) }
+            modify(id, at: now) { $0.gain.ramp(at: now, to: VolumeLimit.clamped(volume), over: length, curve: curve) }
         case .pan(let id, let pan, let ramp):
             let length = frames(ramp)
             modify(id, at: now) { $0.pan.ramp(at: now, to: pan, over: length) }
@@ -157,8 +157,10 @@ struct Timeline {
         _ id: UInt64, _ samples: VoiceSamples, offset: Int64, options: PlaybackOptions, at now: Int64
     ) {
         let fade = frames(options.fadeIn)
-        var gain = Envelope(options.fadeIn > 0 ? 0 : options.volume)
-        if options.fadeIn > 0 { gain.ramp(at: now, to: options.volume, over: fade, curve: options.fadeCurve) }
+        // Every output applies gains here: the one place the hearing-safety cap is enforced.
+        let volume = VolumeLimit.clamped(options.volume)
+        var gain = Envelope(options.fadeIn > 0 ? 0 : volume)
+        if options.fadeIn > 0 { gain.ramp(at: now, to: volume, over: fade, curve: options.fadeCurve) }
         if let replaced = options.replacing {
             // One command carries both ramps, so they start on the same frame and last as long.
             stop(replaced, at: now, ramp: options.fadeIn > 0 ? fade : frames(Self.stopRamp), curve: options.fadeCurve)

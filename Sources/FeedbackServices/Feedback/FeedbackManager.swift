@@ -331,8 +331,12 @@ public final class FeedbackManager: Sendable {
                 alert: request.alert, feedbackType: type, profile: profile, sound: sound, vibration: vibration)
             if let completion { queue.async { completion(result) } }
         }
-        if plan.sound == nil && !playback.stopRequested {
-            startSound(request, options: options, playback: playback)
+        if plan.sound == nil {
+            if playback.beginSound() {
+                startSound(request, options: options, playback: playback)
+            } else {
+                join.finish(sound: .stopped)
+            }
         }
     }
 

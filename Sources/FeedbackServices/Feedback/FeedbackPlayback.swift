@@ -14,6 +14,8 @@ public final class FeedbackPlayback: Sendable {
 
     private struct State {
         var sound: PlaybackHandle?
+        /// The sound is being looked up, decoded or waiting for the output: no handle yet.
+        var soundPending = false
         var vibration: HapticPlayback?
         var stopRequested = false
         var ended = false
@@ -34,26 +36,35 @@ public final class FeedbackPlayback: Sendable {
 
     /// Stops the sound and the vibration; the result reports them `.stopped`. A stop that comes
     /// before the sound has started (it is still being looked up, decoded, or waiting for the sound
-    /// server to answer) ends the sound part at once, and it never starts.
+    /// server to answer) ends the sound part at once, and it never starts; a part the profile or
+    /// the feedback type had already ruled out keeps that outcome.
     public func stop() {
-        let (sound, vibration) = state.withLock { state in
+        let (sound, pending, vibration) = state.withLock { state in
             state.stopRequested = true
-            return (state.sound, state.vibration)
+            return (state.sound, state.soundPending, state.vibration)
         }
-        if let sound {
-            sound.stop()
-        } else {
-            join.finish(sound: .stopped)
-        }
+        sound?.stop()
+        if pending { join.finish(sound: .stopped) }
         vibration?.stop()
     }
 
     /// Whether `stop()` was called.
     var stopRequested: Bool { state.withLock { $0.stopRequested } }
 
+    /// Marks the sound as on its way (looked up, decoded, waiting for the output), unless a stop
+    /// came first: then it must not start, and this returns false.
+    func beginSound() -> Bool {
+        state.withLock { state in
+            guard !state.stopRequested else { return false }
+            state.soundPending = true
+            return true
+        }
+    }
+
     func attach(sound: PlaybackHandle) {
         if state.withLock({ state in
             state.sound = sound
+            state.soundPending = false
             return state.stopRequested
         }) { sound.stop() }
     }

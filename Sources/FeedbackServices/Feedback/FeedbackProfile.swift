@@ -22,7 +22,9 @@ public enum FeedbackProfile: String, Sendable, CaseIterable {
 /// The file is `$XDG_CONFIG_HOME/feedbackservices/settings` (`~/.config/…` when `XDG_CONFIG_HOME` is
 /// unset), a text file of `key=value` lines; `profile=quiet` sets the profile, `#` starts a comment,
 /// other keys are ignored. `FEEDBACKSERVICES_PROFILE=quiet` in the environment overrides the file.
-/// A value that is not a profile name is ignored, as if the line were absent.
+/// A value that is not a profile name is ignored, as if the line were absent. The file may have at
+/// most 64 KiB (real ones have a line or two): a larger one, or one that is not a regular file, is
+/// not read and counts as absent (`readFileProfile()` says why).
 ///
 /// The file is read again whenever its modification time, size or inode changed since the last read
 /// (one `stat` per lookup), so a change applies to the next play without a restart, whether the file
@@ -66,11 +68,13 @@ public final class FeedbackSettings: Sendable {
     }
 
     /// The profile the settings file names, or nil (no file, no `profile=` line, or an unknown name).
+    /// A file that cannot be read as settings (see `readFileProfile()`) counts as no file: the
+    /// profile is then the environment's or `full`; `feedbackctl profile` reports why.
     public var fileProfile: FeedbackProfile? {
         guard let path else { return nil }
         let stamp = FileStamp(path: path)
         if let cached = cache.withLock({ $0.stamp == stamp && stamp != nil ? $0 : nil }) { return cached.profile }
-        let profile = stamp == nil ? nil : Self.readProfile(path)
+        let profile = stamp == nil ? nil : (try? readFileProfile()) ?? nil
         cache.withLock { $0 = (stamp, profile) }
         return profile
     }
@@ -86,15 +90,23 @@ public final class FeedbackSettings: Sendable {
         }
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         try AtomicFile.makeDirectories(directory, mode: 0o700)
-        let existing = try AtomicFile.read(path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) }
+        let existing = try SettingsFile.read(path).map { String(decoding: $0, as: UTF8.self) }
         var lines = existing?.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) ?? []
         lines.removeAll { Self.key(of: $0) == "profile" }
         while lines.last == "" { lines.removeLast() }
         lines.append("profile=\(profile.rawValue)")
-        // Keep a mode the user chose for the file (0644 for a new one).
-        var info = stat()
-        let mode = stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0o644
-        try AtomicFile.write(Array((lines.joined(separator: "\n") + "\n").utf8), to: path, mode: mode)
+        // Keep a mode the user chose for the file (0644 less the umask for a new one).
+        try AtomicFile.write(
+            Array((lines.joined(separator: "\n") + "\n").utf8), to: path, permissions: .keepingExisting(new: 0o644),
+            streams: .refuse)
+    }
+
+    /// The profile the settings file names, or nil (no file, no `profile=` line, or an unknown name).
+    /// - Throws: `FileError` when the file is there but cannot be read as settings: over
+    ///   `SettingsFile.sizeLimit` (`.tooLarge`), not a regular file, or unreadable.
+    public func readFileProfile() throws(FileError) -> FeedbackProfile? {
+        guard let path, let bytes = try SettingsFile.read(path) else { return nil }
+        return Self.profile(in: String(decoding: bytes, as: UTF8.self))
     }
 
     static func parse(_ text: String) -> FeedbackProfile? {
@@ -106,8 +118,7 @@ public final class FeedbackSettings: Sendable {
         return trimmed(line[..<equals])
     }
 
-    private static func readProfile(_ path: String) -> FeedbackProfile? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    private static func profile(in text: String) -> FeedbackProfile? {
         var profile: FeedbackProfile?
         for line in text.split(separator: "\n") {
             let line = String(line)

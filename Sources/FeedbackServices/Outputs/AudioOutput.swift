@@ -3,7 +3,8 @@ import Synchronization
 
 /// How a sound is played.
 public struct PlaybackOptions: Sendable, Equatable {
-    /// Linear gain, 0 (silent) … 1 (as recorded) … more (louder; the output limiter keeps peaks in range).
+    /// Linear gain, 0 (silent) … 1 (as recorded) … `VolumeLimit.maximum` (4, +12 dB: louder; the
+    /// output limiter keeps peaks in range). A larger gain plays at the maximum.
     public var volume: Float
     /// Balance: −1 left only, 0 centre (both at full level), 1 right only.
     public var pan: Float

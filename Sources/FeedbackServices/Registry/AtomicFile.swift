@@ -1,43 +1,184 @@
+internal import CFeedbackShims
 import Glibc
 
-/// Small files written whole or not at all, and the directories they live in. `read` is also the
-/// session service's bounded reader for theme files.
+/// Files written whole or not at all, the directories they live in, and the one rule every writer
+/// follows for what already is at the path.
+///
+/// What a write does with the path's current occupant:
+/// - nothing there: a new regular file;
+/// - a regular file: replaced atomically (a temporary file beside it, flushed, renamed over it);
+/// - a symbolic link: followed to the regular file it names, which is replaced as above; the link
+///   stays a link (a dangling link, or a loop, is refused);
+/// - a FIFO or a character device (`/dev/null`, a pipe to a player): written into, never replaced,
+///   when the writer is a sound output (`StreamTargets.writeInto`); refused otherwise;
+/// - a directory, a block device or a socket: refused.
+///
+/// No write ever renames over, unlinks or truncates anything that is not a regular file, so
+/// `--output /dev/null` run as root leaves `/dev/null` a device.
 package enum AtomicFile {
-    /// Replaces `path` with `bytes`: a temporary file beside it (created with exactly `mode`, not
-    /// narrowed by the umask), written, flushed to disk, renamed over `path`, and the directory
-    /// flushed, so a reader sees the old file or the new one and a crash never leaves half a file.
+    /// What a write does with a FIFO or character device at its path.
+    enum StreamTargets {
+        /// Writes the bytes into it (sound outputs: `--output /dev/null`, a FIFO a player reads);
+        /// `-` then means standard output.
+        case writeInto
+        /// Refuses it (`FileError.Reason.cannotWrite`): a settings or registry file must be a
+        /// regular file.
+        case refuse
+    }
+
+    /// The permissions of the file a write leaves behind.
+    enum Permissions {
+        /// Exactly this mode, whatever the umask and whatever the file had (the registry: 0600).
+        case exactly(mode_t)
+        /// The replaced file's own mode; a new file gets `new` less the umask.
+        case keepingExisting(new: mode_t)
+    }
+
+    /// Writes `bytes` to `path` as the rules above say; a regular file is replaced atomically and
+    /// its directory flushed, so a reader sees the old file or the new one and a crash never
+    /// leaves half a file.
     /// - Throws: `FileError`: `.cannotCreate` when the temporary file cannot be made, `.cannotWrite`
-    ///   when writing, flushing or renaming it fails, naming `path` and the `errno`; `path` is
-    ///   untouched then.
+    ///   when writing, flushing or renaming fails or the path holds what may not be written (the
+    ///   detail says what), naming `path` and the `errno`; a regular file at `path` is untouched then.
+    static func write(
+        _ bytes: [UInt8], to path: String, permissions: Permissions, streams: StreamTargets
+    ) throws(FileError) {
+        if path == "-" && streams == .writeInto {
+            return try writeAll(bytes, to: STDOUT_FILENO, path: "standard output")
+        }
+        switch try target(of: path) {
+        case .absent(let resolved):
+            try replace(resolved, with: bytes, existingMode: nil, permissions: permissions, reportedAs: path)
+        case .regular(let resolved, let mode):
+            try replace(resolved, with: bytes, existingMode: mode, permissions: permissions, reportedAs: path)
+        case .stream:
+            guard streams == .writeInto else {
+                throw FileError(.cannotWrite, path: path, detail: "not a regular file; it is left as it is")
+            }
+            try writeIntoStream(bytes, path: path)
+        }
+    }
+
+    /// `write(bytes, to: path, permissions: .exactly(mode), streams: .refuse)`: the registry's and
+    /// the settings' kind of file.
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(FileError) {
+        try write(bytes, to: path, permissions: .exactly(mode), streams: .refuse)
+    }
+
+    /// What is at a path about to be written.
+    private enum Target {
+        /// Nothing: create a regular file at this path (the link target for a symlink).
+        case absent(String)
+        /// A regular file at this path (the link target for a symlink), with its mode.
+        case regular(String, mode: mode_t)
+        /// A FIFO or a character device.
+        case stream
+    }
+
+    private static func target(of path: String) throws(FileError) -> Target {
+        var status = stat()
+        if lstat(path, &status) != 0 {
+            guard errno == ENOENT else { throw failure(path, errno) }
+            return .absent(path)
+        }
+        var resolved = path
+        if status.st_mode & S_IFMT == S_IFLNK {
+            guard let real = realpath(path, nil) else {
+                let code = errno
+                throw FileError(
+                    .cannotWrite, path: path, errno: code,
+                    detail: code == ENOENT ? "a symbolic link to nothing; it is left as it is" : nil)
+            }
+            resolved = String(cString: real)
+            free(real)
+            guard stat(resolved, &status) == 0 else { throw failure(path, errno) }
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: return .regular(resolved, mode: status.st_mode & 0o7777)
+        case S_IFIFO, S_IFCHR: return .stream
+        case S_IFDIR: throw FileError(.cannotWrite, path: path, detail: "is a directory")
+        default:
+            throw FileError(.cannotWrite, path: path, detail: "a block device or socket is never written")
+        }
+    }
+
+    private static func replace(
+        _ path: String, with bytes: [UInt8], existingMode: mode_t?, permissions: Permissions, reportedAs name: String
+    ) throws(FileError) {
         let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let exact: mode_t? =
+            switch permissions {
+            case .exactly(let mode): mode
+            case .keepingExisting: existingMode
+            }
+        let createMode: mode_t =
+            switch permissions {
+            case .exactly(let mode): mode
+            case .keepingExisting(let new): new
+            }
         let fd: Int32
         do {
-            fd = try System.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: mode)
+            fd = try System.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: createMode)
         } catch {
-            throw FileError(.cannotCreate, path: path, errno: error.rawValue)
+            throw FileError(.cannotCreate, path: name, errno: error.rawValue)
         }
         var committed = false
         defer { if !committed { unlink(temporary) } }
-        var failure: Int32 = 0
-        if fchmod(fd, mode) != 0 { failure = errno }
-        if failure == 0 {
-            do {
-                try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try System.writeAll(fd, raw) } }.get()
-            } catch {
-                failure = error.rawValue
-            }
-        }
-        if failure == 0 && fsync(fd) != 0 { failure = errno }
-        if close(fd) != 0 && failure == 0 { failure = errno }
-        if failure == 0 && rename(temporary, path) != 0 { failure = errno }
-        guard failure == 0 else { throw FileError(.cannotWrite, path: path, errno: failure) }
+        var code: Int32 = 0
+        if let exact, fchmod(fd, exact) != 0 { code = errno }
+        if code == 0 { code = writeAllBytes(bytes, to: fd) }
+        if code == 0 && fsync(fd) != 0 { code = errno }
+        if close(fd) != 0 && code == 0 { code = errno }
+        if code == 0 && rename(temporary, path) != 0 { code = errno }
+        guard code == 0 else { throw failure(name, code) }
         committed = true
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        if let directoryFD = try? System.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
+        let directory = parentDirectory(path)
+        if let directoryFD = try? System.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
             _ = fsync(directoryFD)
             close(directoryFD)
         }
+    }
+
+    /// Opens a FIFO or character device without creating, truncating or blocking: a FIFO that no
+    /// process reads is refused at once (`ENXIO`) instead of waiting for a reader forever.
+    private static func writeIntoStream(_ bytes: [UInt8], path: String) throws(FileError) {
+        let fd: Int32
+        do {
+            fd = try System.open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        } catch {
+            if error.rawValue == ENXIO {
+                throw FileError(.cannotWrite, path: path, errno: ENXIO, detail: "no process is reading the FIFO")
+            }
+            throw failure(path, error.rawValue)
+        }
+        defer { close(fd) }
+        // The path may have been swapped between the check and the open: write only into what
+        // the check allowed.
+        var status = stat()
+        guard fstat(fd, &status) == 0, [S_IFIFO, S_IFCHR].contains(status.st_mode & S_IFMT) else {
+            throw FileError(.cannotWrite, path: path, detail: "changed while it was being opened")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        try writeAll(bytes, to: fd, path: path)
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(FileError) {
+        let code = writeAllBytes(bytes, to: fd)
+        guard code == 0 else { throw failure(path, code) }
+    }
+
+    /// Writes every byte (`System.writeAll`: `EINTR` retried); returns 0 or the `errno` that stopped it.
+    private static func writeAllBytes(_ bytes: [UInt8], to fd: Int32) -> Int32 {
+        do {
+            try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try System.writeAll(fd, raw) } }.get()
+            return 0
+        } catch {
+            return error.rawValue
+        }
+    }
+
+    private static func failure(_ path: String, _ code: Int32) -> FileError {
+        FileError(.cannotWrite, path: path, errno: code)
     }
 
     /// Creates `path` and its missing parents with `mode`; existing directories are left as they are.
@@ -81,5 +222,21 @@ package enum AtomicFile {
             count += got
         }
         return Array(bytes[..<count])
+    }
+}
+
+/// The small text files of settings we read: our own settings file, GTK's `settings.ini`, a sound
+/// theme's `index.theme`.
+enum SettingsFile {
+    /// The most bytes such a file may have: 64 KiB. Real ones are a few hundred bytes (a theme's
+    /// `index.theme` a few KiB at most); a larger one is refused unread, so a file of gigabytes
+    /// (read again by every play) costs one `fstat`, not memory and minutes.
+    static let sizeLimit = 64 << 10
+
+    /// The file's bytes, or nil when there is none.
+    /// - Throws: `FileError`: `.tooLarge` for a file over `sizeLimit`; `.notARegularFile` for a
+    ///   directory, FIFO or device (never read, so never waited on); `.permissionDenied`, `.ioError`.
+    static func read(_ path: String) throws(FileError) -> [UInt8]? {
+        try AtomicFile.read(path, limit: sizeLimit)
     }
 }

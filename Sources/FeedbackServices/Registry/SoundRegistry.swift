@@ -253,15 +253,20 @@ public final class SoundRegistry: Sendable {
         return try setVolume(.decibels(target - measured, limiting: limiting), for: id)
     }
 
-    /// Writes the sound `id` as it now plays (volume applied) to `path`, atomically.
+    /// Writes the sound `id` as it now plays (volume applied) to `path`, by `AtomicFile`'s rule.
     ///
-    /// The format is `format`, else the container and sample format of the file the sound was
-    /// decoded from, else 16-bit WAV (in-memory sounds). The samples are at the engine rate (the
-    /// registry does not keep the source rate's samples); a file written at that rate in a lossless
-    /// format decodes back to the same samples, within the format's precision.
-    /// - Throws: `RegistryError`: as `lookup(_:)`; `.file` with libsndfile's or the system's message.
+    /// A sound decoded from a file, exported in that file's format (no `format` given), is written
+    /// as the source is — its rate, channels, container and encoding, its own samples at the new
+    /// level (`SoundExport`; bit-identical at `VolumeAdjustment.unchanged` for lossless encodings).
+    /// Otherwise the registered samples (at the engine rate) are written in `format`, else 16-bit
+    /// WAV; a lossless format decodes back to the same samples, within its precision.
+    /// - Throws: `RegistryError`: as `lookup(_:)`; `.sound` when the source file cannot be read
+    ///   again; `.file` with libsndfile's or the system's message.
     public func export(_ id: SystemSoundID, to path: String, format: SoundFileFormat? = nil) throws(RegistryError) {
         let sound = try lookup(id)
+        if case .file(let source) = sound.source, format == nil || format == sound.sourceFormat {
+            return try SoundExport.write(fileAt: source, volume: sound.volume, to: path, maximumDuration: decoder.maximumDuration)
+        }
         try RegistryError.accessing { () throws(FileError) in
             try SoundFileWriter.write(sound.buffer, to: path, format: format ?? sound.sourceFormat ?? .wav16)
         }

@@ -45,15 +45,32 @@ public struct VolumeAdjustment: Sendable, Hashable {
 
     /// `buffer` with this adjustment applied.
     func apply(to buffer: PCMBuffer) -> PCMBuffer {
-        let samples: [Float]
+        PCMBuffer(
+            validSamples: scale(buffer.samples, channelCount: buffer.channelCount, sampleRate: buffer.sampleRate),
+            channelCount: buffer.channelCount, sampleRate: buffer.sampleRate)
+    }
+
+    /// Interleaved samples of any channel count with this adjustment applied.
+    func scale(_ samples: [Float], channelCount: Int, sampleRate: Int) -> [Float] {
         switch limiting {
-        case .clip: samples = Self.scaleAndClip(buffer.samples, by: multiplier)
+        case .clip: Self.scaleAndClip(samples, by: multiplier)
         case .peakLimiter(let ceiling):
-            samples = Self.scaleAndLimit(
-                buffer.samples, by: multiplier, ceiling: ceiling, channelCount: buffer.channelCount,
-                sampleRate: buffer.sampleRate)
+            Self.scaleAndLimit(
+                samples, by: multiplier, ceiling: ceiling, channelCount: channelCount, sampleRate: sampleRate)
         }
-        return PCMBuffer(validSamples: samples, channelCount: buffer.channelCount, sampleRate: buffer.sampleRate)
+    }
+
+    /// The limiter's gain for each frame of `samples`, the multiplier included; nil when clipping
+    /// (every frame then gets the multiplier).
+    func limiterGains(_ samples: [Float], channelCount: Int, sampleRate: Int) -> [Float]? {
+        guard case .peakLimiter(let ceiling) = limiting else { return nil }
+        return Self.frameGains(samples, by: multiplier, ceiling: ceiling, channelCount: channelCount, sampleRate: sampleRate)
+    }
+
+    /// The largest magnitude a sample may have after the adjustment: the limiter's ceiling, or
+    /// full scale (1) when clipping.
+    var ceiling: Float {
+        if case .peakLimiter(let ceiling) = limiting { ceiling } else { 1 }
     }
 
     static func scaleAndClip(_ input: [Float], by gain: Float) -> [Float] {
@@ -71,6 +88,25 @@ public struct VolumeAdjustment: Sendable, Hashable {
     /// backward pass (the attack ramp, which starts before the peak) and a forward pass (the release
     /// ramp). Both passes only ever lower the gain, so no frame can exceed the ceiling.
     static func scaleAndLimit(
+        _ input: [Float], by gain: Float, ceiling: Float, channelCount: Int, sampleRate: Int
+    ) -> [Float] {
+        let frameScale = frameGains(input, by: gain, ceiling: ceiling, channelCount: channelCount, sampleRate: sampleRate)
+        return [Float](unsafeUninitializedCapacity: input.count) { output, initialized in
+            input.withUnsafeBufferPointer { input in
+                for frame in 0..<frameScale.count {
+                    for channel in 0..<channelCount {
+                        let index = frame * channelCount + channel
+                        // The clamp only catches the last rounding step of ceiling / peak × peak.
+                        output[index] = min(ceiling, max(-ceiling, input[index] * frameScale[frame]))
+                    }
+                }
+            }
+            initialized = input.count
+        }
+    }
+
+    /// `gain` times the limiter's gain for each frame (see `scaleAndLimit`).
+    static func frameGains(
         _ input: [Float], by gain: Float, ceiling: Float, channelCount: Int, sampleRate: Int
     ) -> [Float] {
         let frames = input.count / channelCount
@@ -95,21 +131,7 @@ public struct VolumeAdjustment: Sendable, Hashable {
                 }
             }
         }
-        return [Float](unsafeUninitializedCapacity: input.count) { output, initialized in
-            input.withUnsafeBufferPointer { input in
-                frameGain.withUnsafeBufferPointer { frameGain in
-                    for frame in 0..<frames {
-                        let frameScale = gain * frameGain[frame]
-                        for channel in 0..<channelCount {
-                            let index = frame * channelCount + channel
-                            // The clamp only catches the last rounding step of ceiling / peak × peak.
-                            output[index] = min(ceiling, max(-ceiling, input[index] * frameScale))
-                        }
-                    }
-                }
-            }
-            initialized = input.count
-        }
+        return frameGain.map { gain * $0 }
     }
 }
 

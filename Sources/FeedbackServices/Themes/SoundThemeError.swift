@@ -5,9 +5,10 @@
 public struct SoundThemeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong with the request.
     public enum Reason: Sendable, Equatable {
-        /// The event name is empty, or holds `/`, `..` or a control character. Such a name could
-        /// reach outside the theme directories (`../../etc/passwd`) or forge terminal output, so it is
-        /// refused instead of looked up.
+        /// The event name is empty, holds `/`, `..` or a control character, or is longer than
+        /// `SoundThemeResolver.maximumEventNameLength` bytes. Such a name could reach outside the
+        /// theme directories (`../../etc/passwd`), forge terminal output, or cost work out of all
+        /// proportion, so it is refused instead of looked up.
         case invalidEventName
         /// The theme name is empty, or holds `/`, `..`, a comma, a space, a control character or a
         /// non-ASCII character (the Sound Theme spec allows none of these in a theme name).
@@ -28,10 +29,12 @@ public struct SoundThemeError: Error, Sendable, Equatable, CustomStringConvertib
         self.detail = detail
     }
 
-    /// "invalid event name "…": …", with control characters escaped so the message is safe to print.
+    /// "invalid event name "…": …", with control characters escaped so the message is safe to
+    /// print, and a name over 128 bytes cut to its first 64 characters.
     public var description: String {
         let what = reason == .invalidEventName ? "event name" : "theme name"
-        return "invalid \(what) \"\(escaped(name))\": \(detail)"
+        let shown = name.utf8.count > SoundThemeResolver.maximumEventNameLength ? "\(name.prefix(64))…" : name
+        return "invalid \(what) \"\(escaped(shown))\": \(detail)"
     }
 }
 
@@ -59,8 +62,15 @@ func nameProblem(_ name: String) -> String? {
     return nil
 }
 
-/// Refuses an event name that could escape a theme directory; see `SoundThemeError.Reason.invalidEventName`.
+/// Refuses an event name that could escape a theme directory or is too long to be one; see
+/// `SoundThemeError.Reason.invalidEventName`.
 func validateEventName(_ name: String) throws(SoundThemeError) {
+    let length = name.utf8.count
+    if length > SoundThemeResolver.maximumEventNameLength {
+        throw SoundThemeError(
+            .invalidEventName, name: name,
+            detail: "\(length) bytes; event names have at most \(SoundThemeResolver.maximumEventNameLength)")
+    }
     if let problem = nameProblem(name) {
         throw SoundThemeError(.invalidEventName, name: name, detail: problem)
     }

@@ -23,8 +23,8 @@ public struct SoundThemeIndex: Sendable, Equatable {
     public let comment: String?
     /// `Inherits`, in order.
     public let parents: [String]
-    /// `Directories`, in order. Entries that are absolute or hold `..` are dropped: a theme may not
-    /// point outside itself.
+    /// `Directories`, in order, each once, at most `SoundThemeResolver.maximumDirectoriesPerTheme`.
+    /// Entries that are absolute or hold `..` are dropped: a theme may not point outside itself.
     public let directories: [Directory]
 
     /// Reads theme `name`'s `index.theme` from the first base directory that has one; nil if none does.
@@ -45,8 +45,10 @@ public struct SoundThemeIndex: Sendable, Equatable {
         displayName = file.value("Name", in: group) ?? name
         comment = file.value("Comment", in: group)
         parents = file.list("Inherits", in: group).filter { (try? validateThemeName($0)) != nil }
+        var seen: Set<String> = []
         directories = file.list("Directories", in: group)
-            .filter { !$0.hasPrefix("/") && !$0.contains("..") }
+            .filter { !$0.hasPrefix("/") && !$0.contains("..") && seen.insert($0).inserted }
+            .prefix(SoundThemeResolver.maximumDirectoriesPerTheme)
             .map { Directory(path: $0, outputProfile: file.value("OutputProfile", in: $0) ?? "stereo") }
     }
 }

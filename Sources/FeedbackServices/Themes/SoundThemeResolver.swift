@@ -71,6 +71,13 @@ public enum SoundLookupResult: Sendable, Equatable {
 ///
 /// The first file found ends the search; a `.disabled` file ends it with `.disabled`.
 ///
+/// Every lookup is bounded, whatever the files say (each bound a constant below): an event name has
+/// at most 128 bytes; an inheritance chain is followed 16 levels deep and through at most 32 themes;
+/// a theme's first 16 `Directories` are searched; an `index.theme` over 64 KiB is not read. Real
+/// themes stay far inside these (the spec's names are under 64 characters; themes inherit one or
+/// two levels and list one or two directories), so a lookup takes milliseconds however hostile the
+/// theme files are.
+///
 /// A resolver is a value that reads the file system on every lookup, so a theme installed or edited
 /// while a program runs is seen at once. Safe to use from any thread.
 public struct SoundThemeResolver: Sendable {
@@ -87,6 +94,17 @@ public struct SoundThemeResolver: Sendable {
     public static let suffixes = ["disabled", "oga", "ogg", "wav", "flac", "opus", "mp3", "aiff", "caf"]
     /// The theme searched after every other.
     public static let fallbackThemeName = "freedesktop"
+    /// The longest event name looked up, in UTF-8 bytes. The Sound Naming spec's names have fewer
+    /// than 64 characters; a longer name is refused (`.invalidEventName`), so a name of `a-a-a-…`
+    /// cannot make a fallback list of thousands of names.
+    public static let maximumEventNameLength = 128
+    /// How many `Inherits` levels below a theme are followed; deeper ancestors are ignored.
+    public static let maximumInheritanceDepth = 16
+    /// How many themes one theme may stand for (itself and its ancestors, installed or not);
+    /// the rest are ignored.
+    public static let maximumThemesPerChain = 32
+    /// How many of a theme's `Directories` are searched; the rest are ignored.
+    public static let maximumDirectoriesPerTheme = 16
 
     /// Creates a resolver for theme `theme` in `searchPath`.
     public init(
@@ -138,13 +156,14 @@ public struct SoundThemeResolver: Sendable {
         return result
     }
 
-    /// The names tried for `event`: `a-b-c`, `a-b`, `a`.
-    public static func nameFallbacks(_ event: String) -> [String] {
-        var names = [event]
+    /// The names tried for `event`: `a-b-c`, `a-b`, `a`. Each is a slice of `event`, so the list
+    /// costs memory and time linear in the name's length, whatever its number of dashes.
+    public static func nameFallbacks(_ event: String) -> [Substring] {
+        var names = [Substring(event)]
         var current = Substring(event)
         while let dash = current.lastIndex(of: "-") {
             current = current[..<dash]
-            if !current.isEmpty { names.append(String(current)) }
+            if !current.isEmpty { names.append(current) }
         }
         return names
     }
@@ -162,19 +181,22 @@ public struct SoundThemeResolver: Sendable {
     /// The installed themes `top` stands for, in search order: itself, then its `Inherits` parents
     /// depth first. Each theme appears once, so an inheritance cycle ends; `freedesktop` is left out
     /// unless it is `top` (it is searched last on its own); themes without an `index.theme` are
-    /// skipped.
+    /// skipped. Ancestors more than `maximumInheritanceDepth` levels down, and every theme after
+    /// the first `maximumThemesPerChain` looked at, are ignored.
     public func inheritance(of top: String) -> [SoundThemeIndex] {
         var visited: Set<String> = []
         var result: [SoundThemeIndex] = []
-        func visit(_ name: String) {
-            guard !visited.contains(name) else { return }
-            visited.insert(name)
-            if name == Self.fallbackThemeName && name != top { return }
-            guard let index = SoundThemeIndex.load(theme: name, searchPath: searchPath) else { return }
+        // Depth first with a stack of its own: a chain thousands of themes deep must not recurse.
+        var pending: [(name: String, depth: Int)] = [(top, 0)]
+        while let (name, depth) = pending.popLast(), visited.count < Self.maximumThemesPerChain {
+            guard visited.insert(name).inserted else { continue }
+            if name == Self.fallbackThemeName && name != top { continue }
+            guard let index = SoundThemeIndex.load(theme: name, searchPath: searchPath) else { continue }
             result.append(index)
-            for parent in index.parents { visit(parent) }
+            if depth < Self.maximumInheritanceDepth {
+                pending += index.parents.reversed().lazy.filter { !visited.contains($0) }.map { ($0, depth + 1) }
+            }
         }
-        visit(top)
         return result
     }
 
@@ -207,20 +229,28 @@ public struct SoundThemeResolver: Sendable {
             if chain.isEmpty && !searched.contains(top) { missing.append(top) }
             searched += chain.map(\.name)
             for profile in profiles {
+                // The folders each locale searches, in order (theme, directory, base), listed once
+                // before the names: folders that do not exist drop out here, so each name costs a
+                // set lookup per existing folder.
+                let folders = locales.map { locale in
+                    chain.flatMap { index in
+                        index.directories.filter { profile == nil || $0.outputProfile == profile }.flatMap { directory in
+                            searchPath.baseDirectories.compactMap { base -> (String, SoundThemeIndex, SoundThemeIndex.Directory)? in
+                                var folder = joinPath(joinPath(base, index.name), directory.path)
+                                if let locale { folder = joinPath(folder, locale) }
+                                return search.exists(folder) ? (folder, index, directory) : nil
+                            }
+                        }
+                    }
+                }
                 for name in names {
-                    for locale in locales {
-                        for index in chain {
-                            for directory in index.directories where profile == nil || directory.outputProfile == profile {
-                                for base in searchPath.baseDirectories {
-                                    var folder = joinPath(joinPath(base, index.name), directory.path)
-                                    if let locale { folder = joinPath(folder, locale) }
-                                    if let found = search.find(name, in: folder) {
-                                        let sound = ResolvedSound(
-                                            path: found.path, theme: index.name, event: event, matchedName: name,
-                                            locale: locale, outputProfile: directory.outputProfile)
-                                        return found.disabled ? .disabled(sound) : .resolved(sound)
-                                    }
-                                }
+                    for (locale, candidates) in zip(locales, folders) {
+                        for (folder, index, directory) in candidates {
+                            if let found = search.find(name, in: folder) {
+                                let sound = ResolvedSound(
+                                    path: found.path, theme: index.name, event: event, matchedName: String(name),
+                                    locale: locale, outputProfile: directory.outputProfile)
+                                return found.disabled ? .disabled(sound) : .resolved(sound)
                             }
                         }
                     }
@@ -231,14 +261,15 @@ public struct SoundThemeResolver: Sendable {
             for base in searchPath.baseDirectories {
                 if let found = search.find(name, in: base) {
                     let sound = ResolvedSound(
-                        path: found.path, theme: nil, event: event, matchedName: name, locale: nil, outputProfile: nil)
+                        path: found.path, theme: nil, event: event, matchedName: String(name), locale: nil,
+                        outputProfile: nil)
                     return found.disabled ? .disabled(sound) : .resolved(sound)
                 }
             }
         }
         return .notFound(
             SoundLookupFailure(
-                event: event, namesTried: names, themesSearched: searched, missingThemes: missing,
+                event: event, namesTried: names.map(String.init), themesSearched: searched, missingThemes: missing,
                 baseDirectories: searchPath.baseDirectories))
     }
 
@@ -247,14 +278,13 @@ public struct SoundThemeResolver: Sendable {
     private struct Search {
         var listings: [String: Set<String>] = [:]
 
-        mutating func find(_ name: String, in folder: String) -> (path: String, disabled: Bool)? {
-            let entries: Set<String>
-            if let cached = listings[folder] {
-                entries = cached
-            } else {
-                entries = directoryEntries(folder) ?? []
-                listings[folder] = entries
-            }
+        /// Whether `folder` lists any file (listing it, once).
+        mutating func exists(_ folder: String) -> Bool {
+            !entries(of: folder).isEmpty
+        }
+
+        mutating func find(_ name: Substring, in folder: String) -> (path: String, disabled: Bool)? {
+            let entries = entries(of: folder)
             guard !entries.isEmpty else { return nil }
             for suffix in SoundThemeResolver.suffixes {
                 let file = name + "." + suffix
@@ -267,6 +297,13 @@ public struct SoundThemeResolver: Sendable {
                 }
             }
             return nil
+        }
+
+        private mutating func entries(of folder: String) -> Set<String> {
+            if let cached = listings[folder] { return cached }
+            let entries = directoryEntries(folder) ?? []
+            listings[folder] = entries
+            return entries
         }
     }
 }

@@ -8,7 +8,8 @@ public import FoundationEssentials
 /// `$XDG_CONFIG_HOME/gtk-4.0`, `$XDG_CONFIG_HOME/gtk-3.0`, then the same under each
 /// `$XDG_CONFIG_DIRS` entry, default `/etc/xdg`); and last, FeedbackServices' own theme. GSettings
 /// (`org.gnome.desktop.sound theme-name`) is not read: that needs dconf, and GNOME mirrors the value
-/// into GTK's setting anyway. A value that is not a valid theme name is skipped, not used.
+/// into GTK's setting anyway. A value that is not a valid theme name is skipped, not used, and so is
+/// a `settings.ini` over 64 KiB (real ones are a few hundred bytes), which is not read at all.
 public struct SoundThemeSelection: Sendable, Equatable {
     /// Where the theme name came from.
     public enum Source: String, Sendable, Equatable {
@@ -95,9 +96,12 @@ public struct SoundThemeSelection: Sendable, Equatable {
 struct KeyFile {
     private var groups: [String: [String: String]] = [:]
 
+    /// Reads the file at `path`; nil when there is none, or when it cannot be read as one: not a
+    /// regular file, unreadable, or over `SettingsFile.sizeLimit` (64 KiB), in which case it is
+    /// not read at all.
     init?(path: String) {
-        guard isRegularFile(path), let data = FileManager.default.contents(atPath: path) else { return nil }
-        self.init(text: String(decoding: data, as: UTF8.self))
+        guard let bytes = try? SettingsFile.read(path) else { return nil }
+        self.init(text: String(decoding: bytes, as: UTF8.self))
     }
 
     init(text: String) {

@@ -1,0 +1,41 @@
+#if FEEDBACKSERVICES_TSAN
+import CFeedbackShims
+import Synchronization
+
+/// `Synchronization.Mutex` as ThreadSanitizer sees it, for the builds `scripts/tsan` makes (with
+/// `-D FEEDBACKSERVICES_TSAN`); other builds do not contain it.
+///
+/// Swift 6.3's `Mutex` locks with a futex TSan does not model, so it reports every access made under
+/// the lock as a race. This keeps the real lock and tells TSan what it orders: taking the lock is an
+/// acquire, releasing it a release, at the address of the guarded value. Each module that uses
+/// `Mutex` names this type `Mutex` under the same flag, so its code is tested unchanged.
+///
+/// Thread safety: that of `Synchronization.Mutex`.
+package struct TSanMutex<Value: ~Copyable>: ~Copyable, Sendable {
+    private let base: Synchronization.Mutex<Value>
+
+    /// A lock guarding `initialValue`, like `Synchronization.Mutex.init(_:)`.
+    package init(_ initialValue: consuming sending Value) {
+        base = Synchronization.Mutex(initialValue)
+    }
+
+    /// Runs `body` with the value under the lock, like `Synchronization.Mutex.withLock(_:)`.
+    package borrowing func withLock<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        // A Mutex is never moved while borrowed, so this address names the lock for as long as it
+        // exists. Not the value's: taking that is itself an access TSan would see before the acquire.
+        let address = withUnsafePointer(to: self) { UnsafeMutableRawPointer(mutating: $0) }
+        return try base.withLock { (value: inout sending Value) throws(E) -> sending Result in
+            fbs_tsan_acquire(address)
+            defer { fbs_tsan_release(address) }
+            return try body(&value)
+        }
+    }
+}
+
+/// In a ThreadSanitizer build, every `Mutex` of this module is the annotated one. Each module that
+/// uses `Mutex` declares the same alias: a `package` one here would be ambiguous with
+/// Synchronization's in the modules that import both.
+typealias Mutex = TSanMutex
+#endif
