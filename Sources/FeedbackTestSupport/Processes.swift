@@ -144,14 +144,11 @@ public final class ChildProcess: @unchecked Sendable {
         kill(pid, signal)
     }
 
-    /// The most memory it ever held at once (its peak resident set, `ru_maxrss`), in bytes; nil
-    /// until it has ended and been waited for.
-    public private(set) var peakResidentBytes: Int?
-
     /// Its exit status (128 + the signal that ended it), waiting for it to end.
     public func wait() -> Int32 {
         if let status { return status }
-        return reap(options: 0) ?? 0
+        let raw = (try? System.waitpid(pid))?.status ?? 0
+        return record(raw)
     }
 
     /// Its exit status (128 + the signal that ended it), waiting up to `timeout` seconds; nil if it
@@ -161,22 +158,10 @@ public final class ChildProcess: @unchecked Sendable {
         if let status { return status }
         let deadline = MonotonicClock.now + timeout
         repeat {
-            if let status = reap(options: WNOHANG) { return status }
+            if let (ended, raw) = try? System.waitpid(pid, options: WNOHANG), ended == pid { return record(raw) }
             usleep(2_000)
         } while MonotonicClock.now < deadline
         return nil
-    }
-
-    /// Waits for it with `wait4`, which also reports its resource use; nil if it still runs
-    /// (`WNOHANG`) or cannot be waited for.
-    private func reap(options: Int32) -> Int32? {
-        var raw: Int32 = 0
-        var usage = rusage()
-        var ended: pid_t
-        repeat { ended = wait4(pid, &raw, options, &usage) } while ended < 0 && errno == EINTR
-        guard ended == pid else { return nil }
-        peakResidentBytes = usage.ru_maxrss * 1_024
-        return record(raw)
     }
 
     /// What it wrote to standard output so far.

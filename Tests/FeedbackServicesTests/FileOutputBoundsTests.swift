@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
 import Testing
 
 @testable import FeedbackServices
@@ -99,37 +100,76 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["kept.wav"])
     }
 
-    /// A FIFO, a device node and a symbolic link at the path are refused and left exactly as they
-    /// were (same inode, same type): the writer only ever replaces a regular file.
-    @Test func whatIsNotARegularFileIsRefusedAndLeftAsItIs() throws {
+    /// What is at the path is treated by the writers' one rule (`AtomicFile`), never replaced
+    /// unless it is a regular file: a FIFO nobody reads is refused at once, a device node is
+    /// written into (as root, where `mknod` works), a symbolic link is followed and stays a link,
+    /// a directory is refused. No temporary file is left.
+    @Test func whatIsNotARegularFileIsNeverReplaced() throws {
         let directory = TemporaryDirectory()
         let fifo = directory.file("fifo.wav")
         #expect(mkfifo(fifo, 0o600) == 0)
-        let link = directory.file("link.wav")
         let target = directory.write(Array("target".utf8), to: "target.wav")
+        let link = directory.file("link.wav")
         #expect(symlink(target, link) == 0)
-        var targets = [fifo, link]
-        // A device node needs root (as the issue's `/dev/null` case does).
-        let device = directory.file("null")
-        // 0x103: major 1, minor 3, the number of /dev/null.
-        if mknod(device, S_IFCHR | 0o666, dev_t(0x103)) == 0 { targets.append(device) }
-        for path in targets {
-            var before = stat()
-            #expect(lstat(path, &before) == 0)
+        let folder = directory.file("folder.wav")
+        #expect(mkdir(folder, 0o700) == 0)
+        var cases: [(path: String, written: Bool)] = [(fifo, false), (link, true), (folder, false)]
+        let node = directory.file("null")
+        if mknod(node, S_IFCHR | 0o666, device(1, 3)) == 0 { cases.append((node, true)) }
+        for (path, written) in cases {
+            let before = try #require(Identity(path))
             let output = FileOutput(path: path, sampleRate: 8_000)
             output.play(second)
+            let started = MonotonicClock.now
             do throws(FileError) {
                 try output.finish()
-                Issue.record("\(path) was written")
+                #expect(written, "\(path) was written")
             } catch {
-                #expect(error.reason == .cannotCreate && error.description.contains("left as it is"), "\(error)")
+                #expect(!written, "\(path): \(error)")
+                #expect(error.reason == .cannotWrite, "\(error)")
             }
-            var after = stat()
-            #expect(lstat(path, &after) == 0)
-            #expect(after.st_ino == before.st_ino && after.st_mode == before.st_mode, "\(path) was replaced")
+            #expect(MonotonicClock.now - started < 1)
+            #expect(Identity(path) == before, "\(path) was replaced")
         }
-        #expect(bytes(of: target) == Array("target".utf8))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == targets.count + 1)
+        #expect(try SoundDecoder().decode(fileAt: target).buffer.duration == 1, "the link's target got the file")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!left.contains { $0.contains(".tmp-") }, "\(left)")
+    }
+
+    /// A FIFO a player reads gets the whole file, byte for byte what a regular file gets.
+    @Test func aFIFOWithAReaderGetsTheWholeFile() throws {
+        let directory = TemporaryDirectory()
+        let regular = directory.file("regular.wav")
+        let fifo = directory.file("fifo.wav")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let received = Mutex<[UInt8]>([])
+        let failure = Mutex<FileError?>(nil)
+        onThreads(2) { thread in
+            if thread == 0 {
+                let fd = open(fifo, O_RDONLY)
+                defer { close(fd) }
+                var chunk = [UInt8](repeating: 0, count: 65_536)
+                while true {
+                    let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if got <= 0 { return }
+                    received.withLock { $0 += chunk[..<got] }
+                }
+            }
+            // The reader must have opened the FIFO first, or the write is refused (nobody reads it).
+            usleep(200_000)
+            do throws(FileError) {
+                for path in [regular, fifo] {
+                    let output = FileOutput(path: path, sampleRate: 8_000)
+                    output.play(second, options: PlaybackOptions(playCount: 3))
+                    try output.finish()
+                }
+            } catch {
+                failure.withLock { $0 = error }
+            }
+        }
+        #expect(failure.withLock { $0 } == nil)
+        #expect(received.withLock { $0 } == bytes(of: regular))
+        #expect(bytes(of: regular).count > 3 * 8_000 * 4)
     }
 
     /// A fade of any length, even infinite, is a number of frames, never a trap.

@@ -10,7 +10,7 @@ import Testing
 /// with the answer it must get, and the time it may take.
 
 /// What identifies a file system object: a writer must leave both unchanged for a non-regular target.
-private struct Identity: Equatable {
+struct Identity: Equatable {
     let inode: UInt64
     let type: mode_t
 
@@ -55,7 +55,7 @@ private func fileError(_ body: () throws -> Void) -> FileError? {
 }
 
 /// Linux's `makedev` for small numbers (a macro Swift does not import).
-private func device(_ major: UInt64, _ minor: UInt64) -> dev_t {
+func device(_ major: UInt64, _ minor: UInt64) -> dev_t {
     dev_t(major << 8 | minor)
 }
 

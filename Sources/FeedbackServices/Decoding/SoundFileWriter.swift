@@ -40,14 +40,7 @@ public enum SoundFileWriter {
         path: String, format: SoundFileFormat, sampleRate: Int, channelCount: Int,
         _ body: (OpaquePointer) throws(FileError) -> Void
     ) throws(FileError) -> [UInt8] {
-        var info = SF_INFO()
-        info.samplerate = Int32(sampleRate)
-        info.channels = Int32(channelCount)
-        info.format = format.rawValue
-        guard sf_format_check(&info) == SF_TRUE else {
-            throw FileError(.cannotWrite, path: path,
-                detail: "libsndfile cannot write \(format) at \(sampleRate) Hz, \(channelCount) ch")
-        }
+        var info = try format.writingInfo(sampleRate: sampleRate, channelCount: channelCount, path: path)
         let fd = fbs_memfd("feedbackservices-sound")
         guard fd >= 0 else { throw FileError(.cannotWrite, path: path, errno: errno) }
         defer { close(fd) }

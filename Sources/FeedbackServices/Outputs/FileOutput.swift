@@ -150,18 +150,18 @@ public final class FileOutput: AudioOutput, TimelineControl {
     }
 
     /// The file's length in frames: to the cursor or to where the last sound ends, whichever is
-    /// later; a sound repeating forever does not count (it is cut where the file ends). The one
-    /// place `maximumDuration` is enforced.
+    /// later; a sound repeating forever and never stopped does not count (it is cut where the file
+    /// ends). The one place `maximumDuration` is enforced.
     /// - Throws: `FileError` `.tooLong`, naming the length asked for and the limit.
     private func length(of timeline: Timeline, cursor: Int64) throws(FileError) -> Int64 {
         var length = cursor
         // In seconds as well, for the message: a play count can make a length no `Int64` holds.
         var seconds = Double(cursor) / Double(sampleRate)
-        for voice in timeline.voices where voice.playCount != PlaybackOptions.forever {
+        for voice in timeline.voices {
             if voice.end != .max {
                 length = max(length, voice.end)
                 seconds = max(seconds, Double(voice.end) / Double(sampleRate))
-            } else {
+            } else if voice.playCount != PlaybackOptions.forever {
                 // A count of plays so large that its last frame cannot be numbered (see `Voice`).
                 length = .max
                 let frames = Double(voice.start) + Double(voice.source.frameCount) * Double(voice.playCount)

@@ -66,7 +66,7 @@ package enum AtomicFile {
     }
 
     /// What is at a path about to be written.
-    private enum Target {
+    enum Target {
         /// Nothing: create a regular file at this path (the link target for a symlink).
         case absent(String)
         /// A regular file at this path (the link target for a symlink), with its mode.
@@ -75,7 +75,10 @@ package enum AtomicFile {
         case stream
     }
 
-    private static func target(of path: String) throws(FileError) -> Target {
+    /// What is at `path`, by the rules above (a symbolic link followed to what it names).
+    /// - Throws: `FileError` `.cannotWrite` for what is never written (a directory, a block device,
+    ///   a socket, a dangling link) or cannot be looked at.
+    static func target(of path: String) throws(FileError) -> Target {
         var status = stat()
         if lstat(path, &status) != 0 {
             guard errno == ENOENT else { throw failure(path, errno) }
@@ -105,7 +108,6 @@ package enum AtomicFile {
     private static func replace(
         _ path: String, with bytes: [UInt8], existingMode: mode_t?, permissions: Permissions, reportedAs name: String
     ) throws(FileError) {
-        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         let exact: mode_t? =
             switch permissions {
             case .exactly(let mode): mode
@@ -116,22 +118,44 @@ package enum AtomicFile {
             case .exactly(let mode): mode
             case .keepingExisting(let new): new
             }
-        let fd: Int32
+        let temporary = try createTemporary(beside: path, mode: createMode, reportedAs: name)
+        var committed = false
+        defer { if !committed { unlink(temporary.path) } }
+        let code = writeAllBytes(bytes, to: temporary.fd)
+        guard code == 0 else {
+            close(temporary.fd)
+            throw failure(name, code)
+        }
+        try commitTemporary(temporary, over: path, mode: exact, reportedAs: name)
+        committed = true
+    }
+
+    /// A new temporary file beside `path` (`O_EXCL`, created with `mode`), to be renamed over it by
+    /// `commitTemporary`; the caller removes it if it never is.
+    /// - Throws: `FileError` `.cannotCreate`, naming `name`.
+    static func createTemporary(
+        beside path: String, mode: mode_t, reportedAs name: String
+    ) throws(FileError) -> (path: String, fd: Int32) {
+        let temporary = "\(path).tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
         do {
-            fd = try System.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: createMode)
+            return (temporary, try System.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: mode))
         } catch {
             throw FileError(.cannotCreate, path: name, errno: error.rawValue)
         }
-        var committed = false
-        defer { if !committed { unlink(temporary) } }
+    }
+
+    /// Gives the written temporary file `mode` (when not nil), flushes it to disk, closes it (on
+    /// every path), renames it over `path` and flushes the directory.
+    /// - Throws: `FileError` `.cannotWrite`, naming `name`; `path` is untouched then.
+    static func commitTemporary(
+        _ temporary: (path: String, fd: Int32), over path: String, mode: mode_t?, reportedAs name: String
+    ) throws(FileError) {
         var code: Int32 = 0
-        if let exact, fchmod(fd, exact) != 0 { code = errno }
-        if code == 0 { code = writeAllBytes(bytes, to: fd) }
-        if code == 0 && fsync(fd) != 0 { code = errno }
-        if close(fd) != 0 && code == 0 { code = errno }
-        if code == 0 && rename(temporary, path) != 0 { code = errno }
+        if let mode, fchmod(temporary.fd, mode) != 0 { code = errno }
+        if code == 0 && fsync(temporary.fd) != 0 { code = errno }
+        if close(temporary.fd) != 0 && code == 0 { code = errno }
+        if code == 0 && rename(temporary.path, path) != 0 { code = errno }
         guard code == 0 else { throw failure(name, code) }
-        committed = true
         let directory = parentDirectory(path)
         if let directoryFD = try? System.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
             _ = fsync(directoryFD)
@@ -139,9 +163,17 @@ package enum AtomicFile {
         }
     }
 
-    /// Opens a FIFO or character device without creating, truncating or blocking: a FIFO that no
-    /// process reads is refused at once (`ENXIO`) instead of waiting for a reader forever.
     private static func writeIntoStream(_ bytes: [UInt8], path: String) throws(FileError) {
+        let fd = try openStream(path)
+        defer { close(fd) }
+        try writeAll(bytes, to: fd, path: path)
+    }
+
+    /// Opens a FIFO or character device for writing, without creating, truncating or blocking: a
+    /// FIFO that no process reads is refused at once (`ENXIO`) instead of waiting for a reader
+    /// forever. The descriptor it returns blocks; the caller closes it.
+    /// - Throws: `FileError` `.cannotWrite`.
+    static func openStream(_ path: String) throws(FileError) -> Int32 {
         let fd: Int32
         do {
             fd = try System.open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
@@ -151,15 +183,15 @@ package enum AtomicFile {
             }
             throw failure(path, error.rawValue)
         }
-        defer { close(fd) }
         // The path may have been swapped between the check and the open: write only into what
         // the check allowed.
         var status = stat()
         guard fstat(fd, &status) == 0, [S_IFIFO, S_IFCHR].contains(status.st_mode & S_IFMT) else {
+            close(fd)
             throw FileError(.cannotWrite, path: path, detail: "changed while it was being opened")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        try writeAll(bytes, to: fd, path: path)
+        return fd
     }
 
     private static func writeAll(_ bytes: [UInt8], to fd: Int32, path: String) throws(FileError) {
