@@ -95,7 +95,9 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     var statistics: PulseAudioOutput.Statistics { shared.withLock { $0.statistics } }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
-    /// for the stream to be ready.
+    /// (at most `PulseAudioOutput.connectTimeout`, when the attempt itself gives up) for the stream
+    /// to be ready. A server that accepts the connection but never answers (a hung one) is no
+    /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
     func prepare(timeout: Double) throws(PlaybackError) {
         let semaphore = DispatchSemaphore(value: 0)

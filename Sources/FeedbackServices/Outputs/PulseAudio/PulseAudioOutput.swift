@@ -105,7 +105,9 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     public var statistics: Statistics { core.statistics }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
-    /// for the stream to be ready.
+    /// (at most `PulseAudioOutput.connectTimeout`, when the attempt itself gives up) for the stream
+    /// to be ready. A server that accepts the connection but never answers (a hung one) is no
+    /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
     public func prepare(timeout: Double = 2) throws(PlaybackError) {
         try core.prepare(timeout: timeout)
