@@ -39,7 +39,7 @@ struct ServerFaultBinaryTests {
     /// libcanberra watchdog at the sound's length + its margin.
     @Test(arguments: Output.allCases)
     func hungMidPlayIsExit69(output: Output) throws {
-        let server = try PulseAudioTestServer.shared(named: "cli-faults-hung-\(output)")
+        let server = try PulseAudioTestServer.shared(named: "cli-faults-hung-\(output)", recording: false)
         defer { server.resume() }
         let source = try source()
         let started = MonotonicClock.now
@@ -57,7 +57,7 @@ struct ServerFaultBinaryTests {
     /// Stopped before the command starts: connecting gives up after 2 s on either output.
     @Test(arguments: Output.allCases)
     func hungBeforeTheFirstSoundIsExit69(output: Output) throws {
-        let server = try PulseAudioTestServer.shared(named: "cli-faults-hung-before-\(output)")
+        let server = try PulseAudioTestServer.shared(named: "cli-faults-hung-before-\(output)", recording: false)
         server.stop()
         defer { server.resume() }
         let started = MonotonicClock.now
@@ -71,7 +71,7 @@ struct ServerFaultBinaryTests {
     /// SIGTERM while the server hangs, mid-play and while connecting: 143 within a second.
     @Test(arguments: Output.allCases, [true, false])
     func sigtermOnAHungServerEndsAtOnce(output: Output, midPlay: Bool) throws {
-        let server = try PulseAudioTestServer.shared(named: "cli-faults-term-\(output)-\(midPlay)")
+        let server = try PulseAudioTestServer.shared(named: "cli-faults-term-\(output)-\(midPlay)", recording: false)
         defer { server.resume() }
         if !midPlay { server.stop() }
         let child = try start(["play"] + output.arguments + [try source()], on: server)

@@ -12,7 +12,7 @@ import Testing
 struct EngineFaultTests {
     /// A connected engine on a server of its own.
     func engine(_ name: String) throws -> (PulseAudioTestServer, PulseAudioOutput) {
-        let server = try PulseAudioTestServer.shared(named: name)
+        let server = try PulseAudioTestServer.shared(named: name, recording: false)
         let output = PulseAudioOutput(configuration: .init(server: server.server))
         try output.prepare()
         return (server, output)
@@ -68,7 +68,7 @@ struct EngineFaultTests {
     /// choice give up within their timeout, and a play fails once the connection attempt does
     /// (`connectTimeout`), never waiting for libpulse's 30 s.
     @Test func connectingToAHungServerEndsWithinItsTimeout() throws {
-        let server = try PulseAudioTestServer.shared(named: "faults-engine-hung-connect")
+        let server = try PulseAudioTestServer.shared(named: "faults-engine-hung-connect", recording: false)
         server.stop()
         defer { server.resume() }
         var started = MonotonicClock.now
@@ -112,7 +112,7 @@ extension AudioServerSuites {
 
         /// A server of its own, which libcanberra is pointed at.
         func server(_ name: String) throws -> PulseAudioTestServer {
-            let server = try PulseAudioTestServer.shared(named: name)
+            let server = try PulseAudioTestServer.shared(named: name, recording: false)
             setenv("PULSE_SERVER", server.server, 1)
             return server
         }
