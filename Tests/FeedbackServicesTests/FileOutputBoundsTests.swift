@@ -1,7 +1,6 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
-import Synchronization
 import Testing
 
 @testable import FeedbackServices
@@ -142,33 +141,16 @@ import Testing
         let regular = directory.file("regular.wav")
         let fifo = directory.file("fifo.wav")
         #expect(mkfifo(fifo, 0o600) == 0)
-        let received = Mutex<[UInt8]>([])
-        let failure = Mutex<FileError?>(nil)
-        onThreads(2) { thread in
-            if thread == 0 {
-                let fd = open(fifo, O_RDONLY)
-                defer { close(fd) }
-                var chunk = [UInt8](repeating: 0, count: 65_536)
-                while true {
-                    let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if got <= 0 { return }
-                    received.withLock { $0 += chunk[..<got] }
-                }
-            }
-            // The reader must have opened the FIFO first, or the write is refused (nobody reads it).
-            usleep(200_000)
-            do throws(FileError) {
-                for path in [regular, fifo] {
-                    let output = FileOutput(path: path, sampleRate: 8_000)
-                    output.play(second, options: PlaybackOptions(playCount: 3))
-                    try output.finish()
-                }
-            } catch {
-                failure.withLock { $0 = error }
-            }
+        let second = self.second
+        let render = { @Sendable (path: String) throws(FileError) in
+            let output = FileOutput(path: path, sampleRate: 8_000)
+            output.play(second, options: PlaybackOptions(playCount: 3))
+            try output.finish()
         }
-        #expect(failure.withLock { $0 } == nil)
-        #expect(received.withLock { $0 } == bytes(of: regular))
+        try render(regular)
+        let read = readingFIFO(fifo) { () throws(FileError) in try render(fifo) }
+        #expect(read.error == nil)
+        #expect(read.bytes == bytes(of: regular))
         #expect(bytes(of: regular).count > 3 * 8_000 * 4)
     }
 

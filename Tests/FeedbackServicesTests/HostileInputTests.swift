@@ -95,36 +95,11 @@ private func sparseFile(_ path: String, size: Int64) {
         #expect(mkfifo(fifo, 0o600) == 0)
         let before = try #require(Identity(fifo))
         let sound = try tone()
-        let received = Mutex<[UInt8]>([])
-        let failure = Mutex<SoundError?>(nil)
-        onThreads(2) { thread in
-            if thread == 0 {
-                let fd = open(fifo, O_RDONLY)
-                defer { close(fd) }
-                var chunk = [UInt8](repeating: 0, count: 65_536)
-                while true {
-                    let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if got <= 0 { return }
-                    received.withLock { $0 += chunk[..<got] }
-                }
-            }
-            // The reader must have opened its end first: a FIFO without one is refused.
-            for attempt in 0... {
-                do {
-                    try SoundFileWriter.write(sound, to: fifo, format: .wav16)
-                    return
-                } catch let error as SoundError where error.detail == "no process is reading the FIFO" && attempt < 500 {
-                    usleep(2_000)
-                } catch {
-                    failure.withLock { $0 = error as? SoundError }
-                    return
-                }
-            }
-        }
-        #expect(failure.withLock { $0 } == nil)
+        let read = readingFIFO(fifo) { () throws(FileError) in try SoundFileWriter.write(sound, to: fifo, format: .wav16) }
+        #expect(read.error == nil)
         let regular = directory.file("regular.wav")
         try SoundFileWriter.write(sound, to: regular, format: .wav16)
-        #expect(received.withLock { $0 } == bytes(of: regular))
+        #expect(read.bytes == bytes(of: regular))
         #expect(Identity(fifo) == before)
     }
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 @_exported import FeedbackTestSupport
 @testable import FeedbackServices
@@ -123,4 +124,39 @@ func offset(of tag: String, in data: [UInt8]) -> Int? {
 /// Stores a little-endian integer of `size` bytes at `offset`.
 func patch(_ data: inout [UInt8], at offset: Int, littleEndian value: UInt32, size: Int) {
     for byte in 0..<size { data[offset + byte] = UInt8((value >> (8 * UInt32(byte))) & 0xff) }
+}
+
+/// Runs `write`, which writes into the FIFO at `path`, while another thread reads the FIFO to its
+/// end. A FIFO nobody reads is refused (`ENXIO`), so `write` is tried again until the reader has
+/// opened its end.
+/// - Returns: the bytes the reader got, and what `write` threw, if anything.
+func readingFIFO(
+    _ path: String, while write: @escaping @Sendable () throws(FileError) -> Void
+) -> (bytes: [UInt8], error: FileError?) {
+    let received = Mutex<[UInt8]>([])
+    let failure = Mutex<FileError?>(nil)
+    onThreads(2) { thread in
+        if thread == 0 {
+            let fd = open(path, O_RDONLY)
+            defer { close(fd) }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if got <= 0 { return }
+                received.withLock { $0 += chunk[..<got] }
+            }
+        }
+        for attempt in 0... {
+            do throws(FileError) {
+                try write()
+                return
+            } catch let error where error.errno == ENXIO && attempt < 500 {
+                usleep(2_000)
+            } catch {
+                failure.withLock { $0 = error }
+                return
+            }
+        }
+    }
+    return (received.withLock { $0 }, failure.withLock { $0 })
 }
