@@ -26,7 +26,7 @@ public final class SoundRegistry: Sendable {
 
     /// The AudioServices system sound IDs (1000…1351).
     public static let systemSoundIDs: ClosedRange<SystemSoundID> = SoundIDRange.systemIDs
-    /// The bytes of decoded persistent sounds kept at most (64 MiB: about 5 minutes of 48 kHz
+    /// The bytes of decoded persistent sounds kept at most (64 MiB: about 3 minutes of 48 kHz
     /// stereo); beyond it the least recently played are decoded again when next played.
     public static let persistentCacheLimit = 64 << 20
 
