@@ -202,14 +202,15 @@ public final class SoundRegistryFile: Sendable {
         var unknownEntryKeys: [SystemSoundID: [String: JSONValue]] = [:]
     }
 
-    /// The file's JSON shape.
-    private struct Document: Codable {
+    /// The file's JSON shape. Its coding is written out (in `Document`'s extensions, which keeps the
+    /// memberwise initialisers) so that keys this version does not know are kept.
+    fileprivate struct Document {
         var format: Int
         var nextID: UInt64
         var sounds: [Entry]
         var unknown: [String: JSONValue] = [:]
 
-        struct Entry: Codable {
+        struct Entry {
             var id: UInt32
             var path: String
             var volume: Float
@@ -217,64 +218,6 @@ public final class SoundRegistryFile: Sendable {
             var duration: Double
             var registered: String?
             var unknown: [String: JSONValue] = [:]
-
-            init(
-                id: UInt32, path: String, volume: Float, limiter: Float?, duration: Double, registered: String?,
-                unknown: [String: JSONValue]
-            ) {
-                self.id = id
-                self.path = path
-                self.volume = volume
-                self.limiter = limiter
-                self.duration = duration
-                self.registered = registered
-                self.unknown = unknown
-            }
-
-            init(from decoder: any Decoder) throws {
-                let container = try decoder.container(keyedBy: JSONKey.self)
-                id = try container.decode(UInt32.self, forKey: "id")
-                path = try container.decode(String.self, forKey: "path")
-                volume = try container.decode(Float.self, forKey: "volume")
-                limiter = try container.decodeIfPresent(Float.self, forKey: "limiter")
-                duration = try container.decode(Double.self, forKey: "duration")
-                registered = try container.decodeIfPresent(String.self, forKey: "registered")
-                unknown = try container.unknownValues(known: ["id", "path", "volume", "limiter", "duration", "registered"])
-            }
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: JSONKey.self)
-                try container.encode(id, forKey: "id")
-                try container.encode(path, forKey: "path")
-                try container.encode(volume, forKey: "volume")
-                try container.encodeIfPresent(limiter, forKey: "limiter")
-                try container.encode(duration, forKey: "duration")
-                try container.encodeIfPresent(registered, forKey: "registered")
-                for (key, value) in unknown { try container.encode(value, forKey: JSONKey(key)) }
-            }
-        }
-
-        init(format: Int, nextID: UInt64, sounds: [Entry], unknown: [String: JSONValue]) {
-            self.format = format
-            self.nextID = nextID
-            self.sounds = sounds
-            self.unknown = unknown
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: JSONKey.self)
-            format = try container.decode(Int.self, forKey: "format")
-            nextID = try container.decode(UInt64.self, forKey: "nextID")
-            sounds = try container.decode([Entry].self, forKey: "sounds")
-            unknown = try container.unknownValues(known: ["format", "nextID", "sounds"])
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: JSONKey.self)
-            try container.encode(format, forKey: "format")
-            try container.encode(nextID, forKey: "nextID")
-            try container.encode(sounds, forKey: "sounds")
-            for (key, value) in unknown { try container.encode(value, forKey: JSONKey(key)) }
         }
     }
 
@@ -477,5 +420,47 @@ public final class SoundRegistryFile: Sendable {
         defer { free(resolved) }
         let base = String(cString: resolved)
         return (base == "/" ? "" : base) + "/" + name
+    }
+}
+
+extension SoundRegistryFile.Document: Codable {
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: JSONKey.self)
+        format = try container.decode(Int.self, forKey: "format")
+        nextID = try container.decode(UInt64.self, forKey: "nextID")
+        sounds = try container.decode([Entry].self, forKey: "sounds")
+        unknown = try container.unknownValues(known: ["format", "nextID", "sounds"])
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONKey.self)
+        try container.encode(format, forKey: "format")
+        try container.encode(nextID, forKey: "nextID")
+        try container.encode(sounds, forKey: "sounds")
+        for (key, value) in unknown { try container.encode(value, forKey: JSONKey(key)) }
+    }
+}
+
+extension SoundRegistryFile.Document.Entry: Codable {
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: JSONKey.self)
+        id = try container.decode(UInt32.self, forKey: "id")
+        path = try container.decode(String.self, forKey: "path")
+        volume = try container.decode(Float.self, forKey: "volume")
+        limiter = try container.decodeIfPresent(Float.self, forKey: "limiter")
+        duration = try container.decode(Double.self, forKey: "duration")
+        registered = try container.decodeIfPresent(String.self, forKey: "registered")
+        unknown = try container.unknownValues(known: ["id", "path", "volume", "limiter", "duration", "registered"])
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: JSONKey.self)
+        try container.encode(id, forKey: "id")
+        try container.encode(path, forKey: "path")
+        try container.encode(volume, forKey: "volume")
+        try container.encodeIfPresent(limiter, forKey: "limiter")
+        try container.encode(duration, forKey: "duration")
+        try container.encodeIfPresent(registered, forKey: "registered")
+        for (key, value) in unknown { try container.encode(value, forKey: JSONKey(key)) }
     }
 }
