@@ -4,7 +4,8 @@ import PackageDescription
 /// FeedbackServices: AudioServices-style system sounds, alert feedback and vibration for Linux.
 ///
 /// C libraries stay at the edge: each one is a system-library target (module map + `shim.h`,
-/// found through pkg-config), imported only by the library's internal code.
+/// found through pkg-config), imported only by the library's internal code. Those only some
+/// commands need are loaded on first use instead of linked (COptionalLibraries).
 let package = Package(
     name: "FeedbackServices",
     products: [
@@ -17,21 +18,17 @@ let package = Package(
             name: "CSndFile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(
-            name: "CSoxr", pkgConfig: "soxr",
-            providers: [.apt(["libsoxr-dev"])]),
-        .systemLibrary(
             name: "CPulse", pkgConfig: "libpulse",
             providers: [.apt(["libpulse-dev"])]),
-        .systemLibrary(
-            name: "CCanberra", pkgConfig: "libcanberra",
-            providers: [.apt(["libcanberra-dev"])]),
-        .systemLibrary(
-            name: "CEvdev", pkgConfig: "libevdev",
-            providers: [.apt(["libevdev-dev"])]),
+        // Declarations only: these four are loaded on first use by COptionalLibraries, which
+        // defines every function of theirs the library calls, so a process that needs none of them
+        // (feedbackctl fire) does not map them at start-up. Their headers are in /usr/include.
+        .systemLibrary(name: "CSoxr"),
+        .systemLibrary(name: "CCanberra"),
+        .systemLibrary(name: "CEvdev"),
         // EBU R128 loudness measurement, for normalising registered sounds to a target in LUFS.
-        .systemLibrary(
-            name: "CEbur128", pkgConfig: "libebur128",
-            providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CEbur128"),
+        .target(name: "COptionalLibraries"),
         // sd-bus and sd-event: the session service's D-Bus connection and its loop.
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
@@ -39,7 +36,9 @@ let package = Package(
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "CFeedbackShims"],
+            dependencies: [
+                "CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "COptionalLibraries", "CFeedbackShims",
+            ],
             swiftSettings: strict),
         // Sound and SoundManager: the classic player API. A module of its own because its
         // notifications need Foundation's NotificationCenter, and with it ICU; feedbackctl, which

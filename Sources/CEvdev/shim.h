@@ -1,3 +1,3 @@
 // libevdev: device names and capability bits for vibrator discovery.
 #pragma once
-#include <libevdev/libevdev.h>
+#include <libevdev-1.0/libevdev/libevdev.h>

@@ -1,5 +1,6 @@
 import CEvdev
 import CFeedbackShims
+import COptionalLibraries
 import Glibc
 
 /// The system calls on an evdev node (made through `System`, which retries `EINTR`), each
@@ -61,7 +62,12 @@ enum EvdevNode {
     static func describe(_ fd: Int32, path: String) throws(HapticsError) -> VibratorInfo {
         var handle: OpaquePointer?
         let status = libevdev_new_from_fd(fd, &handle)
-        guard status == 0, let handle else { throw HapticsError(errno: -status, source: path) }
+        guard status == 0, let handle else {
+            if let missing = fbs_optional_library_error(FBS_LIBRARY_EVDEV) {
+                throw HapticsError(.ioError(errno: ELIBACC), source: path, detail: String(cString: missing))
+            }
+            throw HapticsError(errno: -status, source: path)
+        }
         defer { libevdev_free(handle) }
         var capabilities: ForceFeedbackCapabilities = []
         if libevdev_has_event_type(handle, UInt32(EV_FF)) == 1 {

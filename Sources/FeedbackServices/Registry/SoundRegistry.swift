@@ -229,7 +229,7 @@ public final class SoundRegistry: Sendable {
     public func loudness(of id: SystemSoundID) throws(RegistryError) -> Double {
         let sound = try lookup(id)
         guard let loudness = Loudness.integrated(sound.buffer) else {
-            throw RegistryError(.loudnessUnmeasurable, source: sound.source.description)
+            throw RegistryError(.loudnessUnmeasurable, source: sound.source.description, detail: Loudness.unavailableReason)
         }
         return loudness
     }
@@ -248,7 +248,7 @@ public final class SoundRegistry: Sendable {
     ) throws(RegistryError) -> RegisteredSound {
         let sound = try lookup(id)
         guard let measured = Loudness.integrated(sound.original) else {
-            throw RegistryError(.loudnessUnmeasurable, source: sound.source.description)
+            throw RegistryError(.loudnessUnmeasurable, source: sound.source.description, detail: Loudness.unavailableReason)
         }
         return try setVolume(.decibels(target - measured, limiting: limiting), for: id)
     }
