@@ -394,7 +394,7 @@ public final class FeedbackManager: Sendable {
         }
         if let output { return body(.success(output)) }
         guard opens else { return }
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        let open: @Sendable () -> Void = { [self] in
             let opened: Result<any AudioOutput, PlaybackError>
             do throws(PlaybackError) {
                 opened = .success(try openAudioOutput())
@@ -407,6 +407,12 @@ public final class FeedbackManager: Sendable {
                 return (state.output.map { .success($0) } ?? opened, state.outputWaiters ?? [])
             }
             for waiter in waiters { waiter(result) }
+        }
+        // A thread of its own rather than a Dispatch queue: the first play of a process opens the
+        // output, and Dispatch starting its worker pool first put two thread start-ups before the
+        // sound server's connect (issue 14: `fire 1007` median 14.8 → 13.3 ms, same run).
+        if (try? startThread(name: "output-open", open).detach()) == nil {
+            DispatchQueue.global(qos: .userInitiated).async(execute: open)
         }
     }
 
