@@ -72,6 +72,11 @@ func removeTree(_ path: String) {
 }
 
 /// Milliseconds with two decimals.
+/// median, p90, p99 and max in microseconds, for the calls that take a few.
+func microsecondSummary(_ timings: Timings) -> String {
+    "median \(microseconds(timings.median))  p90 \(microseconds(timings.p90))  p99 \(microseconds(timings.p99))  max \(microseconds(timings.maximum))"
+}
+
 func milliseconds(_ seconds: Double) -> String {
     let value = (seconds * 100_000).rounded() / 100
     return "\(value) ms"
