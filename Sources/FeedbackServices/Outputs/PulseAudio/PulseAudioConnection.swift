@@ -94,11 +94,17 @@ final class PulseAudioConnection {
     func contextStateChanged(_ state: pa_context_state_t) {
         switch state {
         case PA_CONTEXT_READY:
+            // The stream is asked for at once, as a PulseAudio server wants it, rather than after
+            // the server's name: one round trip fewer before the first sample (issue 14). The
+            // name still comes back first (a server answers in order), so on PipeWire's pulse
+            // server, which does not honour rewrites, the stream is replaced by one with a short
+            // in-order queue before either is ready.
             pa_operation_unref(pa_context_get_server_info(context, { _, info, userdata in
                 let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
                 let name = info.map { String(cString: $0.pointee.server_name) } ?? ""
-                connection.openStream(rewrites: !SoundServerInfo.isPipeWire(serverName: name))
+                if SoundServerInfo.isPipeWire(serverName: name) { connection.openStream(rewrites: false) }
             }, userdata))
+            openStream(rewrites: true)
         case PA_CONTEXT_FAILED:
             fail(stream == nil ? .serverUnavailable : .connectionLost)
         case PA_CONTEXT_TERMINATED:
@@ -108,7 +114,9 @@ final class PulseAudioConnection {
         }
     }
 
+    /// Opens the playback stream, replacing the one being opened if there is one.
     func openStream(rewrites: Bool) {
+        closeStream()
         rewritesEnabled = rewrites
         let rate = configuration.sampleRate
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 2)
@@ -340,15 +348,7 @@ final class PulseAudioConnection {
             api.pointee.time_free(connectTimer)
             self.connectTimer = nil
         }
-        if let stream {
-            pa_stream_set_state_callback(stream, nil, nil)
-            pa_stream_set_write_callback(stream, nil, nil)
-            pa_stream_set_underflow_callback(stream, nil, nil)
-            pa_stream_set_latency_update_callback(stream, nil, nil)
-            pa_stream_disconnect(stream)
-            pa_stream_unref(stream)
-            self.stream = nil
-        }
+        closeStream()
         if let context {
             pa_context_set_state_callback(context, nil, nil)
             pa_context_disconnect(context)
@@ -359,5 +359,17 @@ final class PulseAudioConnection {
         idleSince = nil
         timingRequested = false
         lastTickTime = nil
+    }
+
+    /// Disconnects the stream, with no callback left to run.
+    private func closeStream() {
+        guard let stream else { return }
+        pa_stream_set_state_callback(stream, nil, nil)
+        pa_stream_set_write_callback(stream, nil, nil)
+        pa_stream_set_underflow_callback(stream, nil, nil)
+        pa_stream_set_latency_update_callback(stream, nil, nil)
+        pa_stream_disconnect(stream)
+        pa_stream_unref(stream)
+        self.stream = nil
     }
 }
