@@ -16,11 +16,11 @@ struct FeedbackDaemonTests {
         pulse = try PulseAudioTestServer.shared(named: "daemon")
     }
 
-    private var recorder: MonitorRecorder { pulse.recorder }
+    var recorder: MonitorRecorder { pulse.recorder }
 
     /// fbcli looping message-new-instant (timeout 0) until its standard input closes, once its
     /// sound is heard.
-    private func loopingFbcli(_ harness: DaemonHarness) throws -> ChildProcess {
+    func loopingFbcli(_ harness: DaemonHarness) throws -> ChildProcess {
         let start = recorder.frameCount
         let fbcli = try ChildProcess(
             DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),

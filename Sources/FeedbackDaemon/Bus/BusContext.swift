@@ -138,18 +138,36 @@ package struct BusContext {
     /// Calls `handler` on the bus thread when the process receives `signal` (`sd_event_add_signal`).
     /// The signal must be blocked in every thread first (`pthread_sigmask` before any thread starts).
     package func onSignal(_ signal: Int32, _ handler: @escaping (BusContext) -> Void) throws(BusError) {
-        let box = UnixSignalBox(handler: handler, connection: connection)
+        let box = EventBox(handler: handler, connection: connection)
         let userdata = connection.registrations.keep(box)
         var source: OpaquePointer?
         try check(
             sd_event_add_signal(
                 connection.event, &source, signal,
                 { _, _, userdata in
-                    let box = Unmanaged<UnixSignalBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    let box = Unmanaged<EventBox>.fromOpaque(userdata!).takeUnretainedValue()
                     box.handler(BusContext(connection: box.connection))
                     return 0
                 }, userdata),
             "watching signal \(signal)")
+        connection.registrations.eventSources.append(source!)
+    }
+
+    /// Calls `handler` on the bus thread whenever `fd` is readable (`sd_event_add_io`); the handler
+    /// must read what is there. The descriptor stays the caller's and must outlive the connection.
+    package func onReadable(_ fd: Int32, _ handler: @escaping (BusContext) -> Void) throws(BusError) {
+        let box = EventBox(handler: handler, connection: connection)
+        let userdata = connection.registrations.keep(box)
+        var source: OpaquePointer?
+        try check(
+            sd_event_add_io(
+                connection.event, &source, fd, UInt32(EPOLLIN.rawValue),
+                { _, _, _, userdata in
+                    let box = Unmanaged<EventBox>.fromOpaque(userdata!).takeUnretainedValue()
+                    box.handler(BusContext(connection: box.connection))
+                    return 0
+                }, userdata),
+            "watching descriptor \(fd)")
         connection.registrations.eventSources.append(source!)
     }
 
@@ -189,7 +207,7 @@ private final class SignalBox {
     }
 }
 
-private final class UnixSignalBox {
+private final class EventBox {
     let handler: (BusContext) -> Void
     unowned let connection: BusConnection
 
