@@ -159,3 +159,63 @@ extension FeedbackDaemonTests {
         #expect(monitor.output.components(separatedBy: "{'Profile': <'full'>}").count == 2, "\(monitor.output)")
     }
 }
+
+/// Idle: after the idle timeout the daemon holds no stream open and its threads sleep.
+extension FeedbackDaemonTests {
+    /// The context switches (voluntary + involuntary: each one a wake-up) of every thread of
+    /// `pid` but libdispatch's manager thread, which is found by sleeping in `epoll_wait` under a
+    /// libdispatch name. That one wakes once a second in every process that has used a dispatch
+    /// worker: libdispatch's Linux workqueue monitor is a 1 Hz timer on it, for the life of the
+    /// process (swift-corelibs-libdispatch, src/event/workqueue.c, `_dispatch_workq_init_once`).
+    static func wakeUps(_ pid: Int32) -> (threads: [String: Int], dispatchManager: Int) {
+        var counts: [String: Int] = [:]
+        var manager = 0
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            let base = "/proc/\(pid)/task/\(task)"
+            guard let status = try? String(contentsOfFile: "\(base)/status", encoding: .utf8) else { continue }
+            let name = (try? String(contentsOfFile: "\(base)/comm", encoding: .utf8))?.filter { $0 != "\n" } ?? "?"
+            let switches = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
+                .compactMap { Int($0.split(separator: "\t").last ?? "") }.reduce(0, +)
+            // syscall 232 is epoll_wait on x86_64.
+            let syscall = (try? String(contentsOfFile: "\(base)/syscall", encoding: .utf8))?.split(separator: " ").first
+            if name.hasSuffix("qos.overcommit") && syscall == "232" {
+                manager += switches
+            } else {
+                counts["\(task) \(name)"] = switches
+            }
+        }
+        return (counts, manager)
+    }
+
+    @Test func idleDaemonClosesItsStreamAndSleepsThenPlaysTheNextTrigger() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon(["--idle-timeout", "1"])
+        let monitor = try harness.monitor()
+        var start = recorder.frameCount
+        #expect(
+            harness.callFeedback(
+                "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "button-pressed", "{}", "-1"]
+            ).status == 0)
+        #expect(recorder.firstSound(after: start, timeout: 2) != nil)
+        #expect(monitor.ended(1, timeout: 5) == 0)
+        // The stream closes a second after the sound; libdispatch's idle workers exit within 5 s.
+        usleep(6_000_000)
+        let inputs = runProcess("/usr/bin/pactl", ["list", "short", "sink-inputs"], environment: ["PULSE_SERVER=\(pulse.server)"])
+        #expect(inputs.output.isEmpty, "the stream is still open: \(inputs.output)")
+        let before = Self.wakeUps(daemon.pid)
+        usleep(3_000_000)
+        let after = Self.wakeUps(daemon.pid)
+        let woke = after.threads.filter { before.threads[$0.key] != $0.value }
+        #expect(woke.isEmpty, "wake-ups while idle: \(woke.map { "\($0.key): \($0.value - (before.threads[$0.key] ?? 0))" })")
+        print("idle daemon: libdispatch's manager thread woke \(after.dispatchManager - before.dispatchManager) times in 3 s; no other thread woke")
+        // The first trigger after idle still plays.
+        start = recorder.frameCount
+        #expect(
+            harness.callFeedback(
+                "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "message-new-instant", "{}", "-1"]
+            ).status == 0)
+        #expect(recorder.firstSound(after: start, timeout: 2) != nil)
+        #expect(monitor.ended(2, timeout: 5) == 0)
+    }
+}
