@@ -259,6 +259,7 @@ struct FeedbackDaemonTests {
         #expect(activation.contains("Exec=\(installed)\n"))
         let unit = try String(contentsOfFile: prefix.file("share/systemd/user/feedbackservicesd.service"), encoding: .utf8)
         #expect(unit.contains("ExecStart=\(installed)\n") && unit.contains("BusName=org.sigxcpu.Feedback\n"))
+        #expect(unit.contains("ExecReload=/bin/kill -HUP $MAINPID\n"))
 
         let harness = try DaemonHarness(pulse: pulse, services: prefix.file("share/dbus-1/services"))
         #expect(harness.activatableNames().contains("org.sigxcpu.Feedback"))

@@ -40,7 +40,7 @@ extension FeedbackDaemonTests {
 
     @Test func importantPlaysOverTheProfileForAllowedApps() throws {
         let harness = try DaemonHarness(pulse: pulse)
-        try harness.startDaemon(environment: [FeedbackSettings.environmentVariable: "silent"])
+        let daemon = try harness.startDaemon(environment: [FeedbackSettings.environmentVariable: "silent"])
         let monitor = try harness.monitor()
         // A profile hint cannot raise the level.
         var start = recorder.frameCount
@@ -49,6 +49,7 @@ extension FeedbackDaemonTests {
         // important from an app that may not override: as without it.
         #expect(trigger(harness, "alarm-clock-elapsed", hints: "{'important': <true>}").status == 0)
         #expect(monitor.ended(2, timeout: 2) == 4_294_967_295)
+        #expect(daemon.errors.contains("its important hint is not honoured: app id 'org.example.App'"), "\(daemon.errors)")
         // important from GNOME Clocks (feedbackd's allow-important list) plays at the level its
         // profile hint asks for: quiet has no sound ...
         #expect(

@@ -59,6 +59,17 @@ struct FeedbackThemeTests {
         #expect(theme.feedbacks(for: "phone-incoming-call", profile: .full).count == 2)
     }
 
+    @Test func eventsVibrateWithTheThemesPatternRepeatedWhileTheyLast() throws {
+        let rumble = try VibrationPattern.rumble(duration: 300, count: 2, pause: 50, magnitude: 0.5)
+        let feedbacks: [ThemeFeedback] = [.sound(effect: "bell"), .vibration(rumble), .led(color: "red")]
+        #expect(FeedbackService.vibration(in: feedbacks, timeout: -1) == rumble)
+        for timeout: Int32 in [0, 5] {
+            let repeated = try #require(FeedbackService.vibration(in: feedbacks, timeout: timeout))
+            #expect(repeated.steps == rumble.steps && repeated.repeatIndex == 0)
+        }
+        #expect(FeedbackService.vibration(in: [.sound(effect: "bell")], timeout: 0) == nil)
+    }
+
     @Test func environmentChoosesTheTheme() {
         let chosen = FeedbackThemeLocations.standard(environment: ["FEEDBACK_THEME": "/x/mine.json", "HOME": "/h"])
         #expect(chosen.theme == "/x/mine.json")

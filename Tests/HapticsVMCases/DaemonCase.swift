@@ -60,10 +60,19 @@ func daemonCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws ->
     try expect(
         seen.dropFirst(2).elementsEqual([[32768, 100, 0], [32768, 100, 150]]),
         "the rumble event's uploads \(seen.dropFirst(2)): \(readLog("/tmp/vm-daemon.log"))")
+    // Looping (timeout 0) from a client that leaves at once (gdbus): its vibration ends with it,
+    // where feedbackd's would run on.
+    let looped = monotonicMicroseconds()
+    let loop = gdbus(
+        feedback + ["org.sigxcpu.Feedback.TriggerFeedback", "--", "org.example.App", "vm-rumble", "{}", "0"], environment)
+    try expect(loop.status == 0, "looping TriggerFeedback: \(loop.output)")
+    sleepMilliseconds(1_200)
+    let plays = program.records().filter { $0.kind == "PLAY" && $0.time >= looped }.map { Double($0.time - looped) / 1000 }
+    try expect(plays.count <= 2, "the loop went on after its client left: plays at \(plays) ms")
     // An empty pattern is a stop, and says true while there is a vibrator.
     let stop = gdbus(feedback + ["org.sigxcpu.Feedback.Haptic.Vibrate", "--", "org.example.Game", "@a(du) []"], environment)
     try expect(stop.output == "(true,)\n", "empty Vibrate: \(stop.output)")
-    return "Haptic.Vibrate and a VibraRumble event through gdbus → dbus-daemon → feedbackservicesd → uinput"
+    return "Haptic.Vibrate, a VibraRumble event, a looping one ending with its client (\(plays.count) plays), through gdbus → dbus-daemon → feedbackservicesd → uinput"
 }
 
 private func writeFile(_ path: String, _ text: String) throws(CaseFailure) {

@@ -62,7 +62,8 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// silent, as feedbackd's does, and the vibration stops when its client leaves the bus.
 ///
 /// The event's vibration is the theme's own pattern (`VibraRumble`, `VibraPeriodic`,
-/// `VibraPattern`), played once per feedback. The theme is looked up at the feedback's level and the
+/// `VibraPattern`), played once for timeout −1 and repeated for as long as a looping or timed
+/// feedback lasts (as feedbackd restarts it). The theme is looked up at the feedback's level and the
 /// manager plays exactly what it gave (feedbackd's meaning of profiles: the theme lists what each
 /// level plays); the desktop's `event-sounds` switch (`DesktopSoundSettings`) removes the sound.
 /// `replace(theme:desktop:)` swaps the theme and the desktop settings (SIGHUP); `settingsChanged`
@@ -325,6 +326,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         return order[min(order.firstIndex(of: profile)!, order.firstIndex(of: wanted)!)]
     }
 
+    /// The vibration a feedback plays: the theme's first pattern for it, once for timeout −1, and
+    /// repeated until the feedback ends for a looping or timed one (as feedbackd restarts it).
+    package static func vibration(in feedbacks: [ThemeFeedback], timeout: Int32) -> VibrationPattern? {
+        let pattern = feedbacks.lazy.compactMap { feedback -> VibrationPattern? in
+            if case .vibration(let pattern) = feedback { pattern } else { nil }
+        }.first
+        guard timeout != -1, let once = pattern else { return pattern }
+        return (try? VibrationPattern(steps: once.steps, repeatIndex: 0)) ?? once
+    }
+
     private func trigger(
         appID: String, event: String, hints: Hints, timeout: Int32, client: String, bus: BusContext
     ) throws(BusError) -> UInt32 {
@@ -353,9 +364,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             if case .sound(let effect) = feedback { effect } else { nil }
         }.first
         if !sounds { effect = nil }
-        let pattern = feedbacks.lazy.compactMap { feedback -> VibrationPattern? in
-            if case .vibration(let pattern) = feedback { pattern } else { nil }
-        }.first
+        let pattern = Self.vibration(in: feedbacks, timeout: timeout)
         var soundFile: Int32?
         if let path = hints.soundFile, level == .full, sounds {
             soundFile = try openSoundFile(path, feedback: id, event: event, who: who)
@@ -366,7 +375,11 @@ package final class FeedbackService: BusObjectHandler, Sendable {
                 ? "event sounds are off in the desktop's settings (\(DesktopSoundSettings.schema) event-sounds)"
                 : "the theme has no feedback for it at profile \(level.rawValue)"
                     + (feedbacks.isEmpty ? "" : " but LEDs, which are not driven yet")
-            log("feedback \(id) for event '\(event)' (\(who)): \(why)")
+            let unheard =
+                hints.important && !important
+                ? "; its important hint is not honoured: app id '\(appID)' is not among those allowed to override"
+                : ""
+            log("feedback \(id) for event '\(event)' (\(who)): \(why)\(unheard)")
             let connection = bus.connection
             // After the reply, which the bus thread sends when this handler returns.
             connection.perform { [self] bus in emitEnded(id, .notFound, bus: bus) }
