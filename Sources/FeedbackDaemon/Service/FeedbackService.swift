@@ -420,9 +420,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             log("feedback \(id) for event '\(event)' (\(who)): sound-file refused: \(error.message)")
             return error
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY)
-        guard fd >= 0 else {
-            let error = Errno.current
+        let fd: Int32
+        do {
+            fd = try System.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY)
+        } catch {
             switch error.rawValue {
             case ENOENT, ENOTDIR: throw refuse(BusError.fileNotFound("\(path): \(error)"))
             case EACCES, EPERM: throw refuse(.accessDenied("\(path): \(error)"))
