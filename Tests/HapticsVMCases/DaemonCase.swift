@@ -84,10 +84,14 @@ private func writeFile(_ path: String, _ text: String) throws(CaseFailure) {
 private func readLog(_ path: String) -> String {
     guard let file = fopen(path, "r") else { return "(no \(path))" }
     defer { fclose(file) }
-    var text = ""
-    var buffer = [CChar](repeating: 0, count: 4096)
-    while fgets(&buffer, Int32(buffer.count), file) != nil { text += String(cString: buffer) }
-    return text
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = fread(&buffer, 1, buffer.count, file)
+        guard count > 0 else { break }
+        bytes += buffer.prefix(count)
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 /// Starts `path` with its standard output and error into `log`; returns its PID.
