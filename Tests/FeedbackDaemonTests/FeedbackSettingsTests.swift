@@ -192,14 +192,19 @@ extension FeedbackDaemonTests {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon(["--idle-timeout", "1"])
         let monitor = try harness.monitor()
-        var start = recorder.frameCount
-        var called = MonotonicClock.now
-        #expect(
-            harness.callFeedback(
-                "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "button-pressed", "{}", "-1"]
-            ).status == 0)
-        let warm = try #require(recorder.firstSound(after: start, timeout: 2).flatMap(recorder.arrivalTime(ofFrame:)))
-        #expect(monitor.ended(1, timeout: 5) == 0)
+        /// Triggers feedback `id` (button-pressed); returns seconds from the gdbus start to the first sample.
+        func click(_ id: UInt32) throws -> Double {
+            let start = recorder.frameCount
+            let called = MonotonicClock.now
+            #expect(
+                harness.callFeedback(
+                    "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "button-pressed", "{}", "-1"]
+                ).status == 0)
+            let heard = try #require(recorder.firstSound(after: start, timeout: 2).flatMap(recorder.arrivalTime(ofFrame:)))
+            #expect(monitor.ended(id, timeout: 5) == 0)
+            return heard - called
+        }
+        let warm = try click(1)
         // The stream closes a second after the sound; libdispatch's idle workers exit within 5 s.
         usleep(6_000_000)
         let inputs = runProcess("/usr/bin/pactl", ["list", "short", "sink-inputs"], environment: ["PULSE_SERVER=\(pulse.server)"])
@@ -210,17 +215,9 @@ extension FeedbackDaemonTests {
         let woke = after.threads.filter { before.threads[$0.key] != $0.value }
         #expect(woke.isEmpty, "wake-ups while idle: \(woke.map { "\($0.key): \($0.value - (before.threads[$0.key] ?? 0))" })")
         print("idle daemon: libdispatch's manager thread woke \(after.dispatchManager - before.dispatchManager) times in 3 s; no other thread woke")
-        // The first trigger after idle still plays; how long it took, beside the first one (with
-        // the stream opened at start), both from the start of a gdbus process to the first sample.
-        let warmLatency = (warm - called) * 1000
-        start = recorder.frameCount
-        called = MonotonicClock.now
-        #expect(
-            harness.callFeedback(
-                "org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "button-pressed", "{}", "-1"]
-            ).status == 0)
-        let cold = try #require(recorder.firstSound(after: start, timeout: 2).flatMap(recorder.arrivalTime(ofFrame:)))
-        #expect(monitor.ended(2, timeout: 5) == 0)
-        print("idle daemon: gdbus call → first sample \(Int(warmLatency)) ms with the stream open, \(Int((cold - called) * 1000)) ms after idle (stream reopened)")
+        // The first trigger after idle still plays; how long it took, beside the first one (the
+        // stream opened at start), both from the start of a gdbus process to the first sample.
+        let cold = try click(2)
+        print("idle daemon: gdbus call → first sample \(Int(warm * 1000)) ms with the stream open, \(Int(cold * 1000)) ms after idle (stream reopened)")
     }
 }
