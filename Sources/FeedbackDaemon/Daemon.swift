@@ -74,6 +74,8 @@ package enum Daemon {
         sigaddset(&signals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
+        // gsettings takes ~9 ms: it runs while the theme loads and the bus connects.
+        let desktopReading = DesktopReading(environment: environment)
         let locations = FeedbackThemeLocations.standard(environment: environment)
         let theme: FeedbackTheme
         do {
@@ -95,7 +97,7 @@ package enum Daemon {
             log("Error: cannot connect to the session bus: \(error.message)")
             return 69
         }
-        let desktop = readDesktopSettings(environment: environment)
+        let desktop = desktopReading.wait()
         let idle = idleTimeout
         let manager = FeedbackManager(
             openAudioOutput: { () throws(PlaybackError) -> any AudioOutput in
@@ -176,7 +178,7 @@ package enum Daemon {
     }
 
     /// GSettings' sound settings, with a log line when they cannot be read.
-    private static func readDesktopSettings(environment: [String: String]) -> DesktopSoundSettings {
+    fileprivate static func readDesktopSettings(environment: [String: String]) -> DesktopSoundSettings {
         let (settings, problem) = DesktopSoundSettings.read(environment: environment)
         if let problem { log("the desktop's sound settings are not read, so the defaults apply: \(problem)") }
         if !settings.eventSounds { log("event sounds are off in the desktop's settings: feedbacks give no sound") }
@@ -258,5 +260,28 @@ package enum Daemon {
 
     private static func write(_ fd: Int32, _ text: String) {
         Array(text.utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(fd, bytes) }
+    }
+}
+
+/// The desktop's sound settings, read on a thread of their own from `init` on; `wait()` returns
+/// them (read at once, on the caller's thread, when no thread can be started).
+private final class DesktopReading: @unchecked Sendable {
+    // Locking rule: `settings` is written by the reading thread only, and read after `join()`,
+    // which orders the two.
+    private var settings = DesktopSoundSettings()
+    private var thread: Thread?
+    private let environment: [String: String]
+
+    init(environment: [String: String]) {
+        self.environment = environment
+        thread = try? startThread(name: "gsettings") { [self] in
+            settings = Daemon.readDesktopSettings(environment: environment)
+        }
+    }
+
+    func wait() -> DesktopSoundSettings {
+        guard let thread else { return Daemon.readDesktopSettings(environment: environment) }
+        thread.join()
+        return settings
     }
 }
