@@ -188,3 +188,22 @@ struct FeedbackThemeTests {
         #expect(loaded.feedbacks(for: "e", profile: .full) == [.sound(effect: "bell"), .led(color: "blue")])
     }
 }
+
+/// feedbackservicesd's options: the built program, which answers them before it needs a bus.
+struct DaemonOptionTests {
+    @Test func helpSaysTheOptionsAndSignals() {
+        let help = runProcess(builtProduct("feedbackservicesd"), ["--help"], environment: [])
+        #expect(help.status == 0)
+        #expect(help.output == Daemon.usage)
+        for text in ["--idle-timeout <seconds>", "SIGHUP", "FEEDBACK_SOUND_THEME"] {
+            #expect(help.output.contains(text), "\(text)")
+        }
+    }
+
+    @Test(arguments: [["--idle-timeout"], ["--idle-timeout", "soon"], ["--idle-timeout", "-1"], ["--idle-timeout", "nan"], ["--loud"]])
+    func badOptionsAreUsageErrors(arguments: [String]) {
+        let run = runProcess(builtProduct("feedbackservicesd"), arguments, environment: [])
+        #expect(run.status == 64, "\(arguments): \(run.errors)")
+        #expect(run.errors.hasPrefix("Error: "), "\(run.errors)")
+    }
+}
