@@ -1,8 +1,16 @@
+import Dispatch
 import FeedbackServices
 import FoundationEssentials
 import Glibc
 
 /// feedbackservicesd's main: options, the theme, the bus name, the loop.
+///
+/// SIGHUP reloads the feedback theme (a theme that no longer loads keeps the old one, with a log
+/// line) and the desktop's sound settings (`DesktopSoundSettings`). The settings file's directory
+/// is watched with inotify, so a profile another process stores (`feedbackctl profile`) is
+/// announced with `PropertiesChanged`. Idle: after `--idle-timeout` seconds without sound the
+/// sound-server stream closes; the daemon then sleeps in `epoll_wait` with nothing due, and the
+/// next feedback opens the stream again.
 ///
 /// Exit codes (sysexits.h): 0 after SIGTERM/SIGINT or when another instance took the name over
 /// (`--replace`); 64 for a usage error; 66 when the theme cannot be read; 69 when the session bus
@@ -13,24 +21,42 @@ package enum Daemon {
     package static let usage = """
         OVERVIEW: The FeedbackServices session service: feedbackd's org.sigxcpu.Feedback on the session bus
 
-        USAGE: feedbackservicesd [--replace]
+        USAGE: feedbackservicesd [--replace] [--idle-timeout <seconds>]
 
         OPTIONS:
-          --replace     Take the name over from another feedbackservicesd (feedbackd does not let it go)
-          -h, --help    Show this help
+          --replace                   Take the name over from another feedbackservicesd (feedbackd does not let it go)
+          --idle-timeout <seconds>    Close the sound-server stream after this long without sound (default: 30)
+          -h, --help                  Show this help
+
+        SIGNALS:
+          SIGHUP                      Reload the feedback theme and the desktop's sound settings
+          SIGTERM, SIGINT             End every feedback and exit
 
         ENVIRONMENT:
           FEEDBACK_THEME              the feedback theme file (feedbackd's JSON format)
           FEEDBACKSERVICES_PROFILE    the profile, over the settings file
+          FEEDBACK_SOUND_THEME        the sound theme, over GSettings' org.gnome.desktop.sound theme-name
 
         """
+
+    /// The default `--idle-timeout`, in seconds.
+    package static let defaultIdleTimeout = 30.0
 
     /// Runs the service until SIGTERM or SIGINT; returns the exit status.
     package static func main(arguments: [String], environment: [String: String]) -> Int32 {
         var replace = false
-        for argument in arguments {
+        var idleTimeout = defaultIdleTimeout
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
             switch argument {
             case "--replace": replace = true
+            case "--idle-timeout":
+                guard let value = remaining.popFirst().flatMap(Double.init), value.isFinite, value >= 0, value <= 86_400
+                else {
+                    write(2, "Error: --idle-timeout needs a number of seconds, 0 to 86400\n\n\(usage)")
+                    return 64
+                }
+                idleTimeout = value
             case "-h", "--help":
                 write(1, usage)
                 return 0
@@ -45,8 +71,11 @@ package enum Daemon {
         sigemptyset(&signals)
         sigaddset(&signals, SIGTERM)
         sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
+        // gsettings takes ~9 ms: it runs while the theme loads and the bus connects.
+        let desktopReading = DesktopReading(environment: environment)
         let locations = FeedbackThemeLocations.standard(environment: environment)
         let theme: FeedbackTheme
         do {
@@ -68,14 +97,34 @@ package enum Daemon {
             log("Error: cannot connect to the session bus: \(error.message)")
             return 69
         }
-        let manager = FeedbackManager(settings: FeedbackSettings(environment: environment))
-        let service = FeedbackService(manager: manager, theme: theme, log: log)
+        let desktop = desktopReading.wait()
+        let idle = idleTimeout
+        let manager = FeedbackManager(
+            openAudioOutput: { () throws(PlaybackError) -> any AudioOutput in
+                try openEngine(idleTimeout: idle, environment: environment)
+            }, settings: FeedbackSettings(environment: environment),
+            themeResolver: soundThemeResolver(desktop: desktop, environment: environment))
+        let service = FeedbackService(manager: manager, theme: theme, desktop: desktop, log: log)
+        let settingsWatch = watchSettingsDirectory(manager.settings.path)
+        defer { if let settingsWatch { close(settingsWatch) } }
         do throws(BusError) {
             var taken: Int32??
             try connection.setUp { (bus) throws(BusError) in
                 try service.export(on: bus)
                 try bus.onSignal(SIGTERM) { service.stop(bus: $0) }
                 try bus.onSignal(SIGINT) { service.stop(bus: $0) }
+                try bus.onSignal(SIGHUP) { _ in
+                    // Off the bus thread: reading the theme and running gsettings take milliseconds.
+                    DispatchQueue.global().async {
+                        reload(service: service, locations: locations, environment: environment)
+                    }
+                }
+                if let settingsWatch {
+                    try bus.onReadable(settingsWatch) { bus in
+                        drain(settingsWatch)
+                        service.settingsChanged(bus: bus)
+                    }
+                }
                 // Taken over by `feedbackservicesd --replace`: stop as for SIGTERM.
                 try bus.subscribe(
                     sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
@@ -114,6 +163,81 @@ package enum Daemon {
         return 0
     }
 
+    /// The engine, connected, closing its stream after `idleTimeout` seconds without sound.
+    private static func openEngine(idleTimeout: Double, environment: [String: String]) throws(PlaybackError)
+        -> any AudioOutput
+    {
+        let output = PulseAudioOutput(configuration: .init(idleTimeout: idleTimeout))
+        do {
+            try output.prepare()
+            return output
+        } catch {
+            let server = AudioOutputSelection.describe(server: nil, environment: environment)
+            throw PlaybackError(.noAudioOutput(tried: ["PulseAudio at \(server): \(error)"]))
+        }
+    }
+
+    /// GSettings' sound settings, with a log line when they cannot be read.
+    fileprivate static func readDesktopSettings(environment: [String: String]) -> DesktopSoundSettings {
+        let (settings, problem) = DesktopSoundSettings.read(environment: environment)
+        if let problem { log("the desktop's sound settings are not read, so the defaults apply: \(problem)") }
+        if !settings.eventSounds { log("event sounds are off in the desktop's settings: feedbacks give no sound") }
+        return settings
+    }
+
+    /// The sound theme GSettings names, unless `FEEDBACK_SOUND_THEME` chooses one; nil for the
+    /// library's own choice (GTK's setting, else our theme).
+    private static func soundThemeResolver(desktop: DesktopSoundSettings, environment: [String: String])
+        -> SoundThemeResolver?
+    {
+        guard environment[SoundThemeSelection.environmentVariable] == nil, let name = desktop.themeName else { return nil }
+        return try? SoundThemeResolver.standard(explicitTheme: name, environment: environment)
+    }
+
+    /// SIGHUP: the theme again (kept when the new one does not load), and the desktop's settings.
+    private static func reload(service: FeedbackService, locations: FeedbackThemeLocations, environment: [String: String]) {
+        let desktop = readDesktopSettings(environment: environment)
+        service.manager.themeResolver = soundThemeResolver(desktop: desktop, environment: environment)
+        do {
+            let theme = try FeedbackTheme.load(path: locations.theme, parents: locations.parentDirectories)
+            service.replace(theme: theme, desktop: desktop)
+            log("reloaded: feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))")
+        } catch {
+            service.replace(desktop: desktop)
+            log("reload: cannot read the feedback theme, so the old one stays: \(error)")
+        }
+    }
+
+    /// An inotify descriptor watching the directory of the settings file (made if missing), so
+    /// that a profile stored by another process is seen without polling; nil without one.
+    private static func watchSettingsDirectory(_ settings: String?) -> Int32? {
+        guard let settings, let slash = settings.lastIndex(of: "/"), slash != settings.startIndex else { return nil }
+        let directory = String(settings[..<slash])
+        var made = ""
+        for component in directory.split(separator: "/") {
+            made += "/\(component)"
+            mkdir(made, 0o700)
+        }
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else {
+            log("cannot watch \(directory) (\(Errno.current)): a profile another process stores is not announced")
+            return nil
+        }
+        let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
+        guard inotify_add_watch(fd, directory, events) >= 0 else {
+            log("cannot watch \(directory) (\(Errno.current)): a profile another process stores is not announced")
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Reads what a non-blocking descriptor holds, until it is empty.
+    private static func drain(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while (buffer.withUnsafeMutableBytes { try? System.read(fd, into: $0.baseAddress!, count: $0.count) } ?? 0) > 0 {}
+    }
+
     /// The message for a name another process owns: who, and how to stop it.
     static func nameTakenMessage(owner: Int32?, replace: Bool) -> String {
         let name = FeedbackService.busName
@@ -136,5 +260,28 @@ package enum Daemon {
 
     private static func write(_ fd: Int32, _ text: String) {
         Array(text.utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(fd, bytes) }
+    }
+}
+
+/// The desktop's sound settings, read on a thread of their own from `init` on; `wait()` returns
+/// them (read at once, on the caller's thread, when no thread can be started).
+private final class DesktopReading: @unchecked Sendable {
+    // Locking rule: `settings` is written by the reading thread only, and read after `join()`,
+    // which orders the two.
+    private var settings = DesktopSoundSettings()
+    private var thread: Thread?
+    private let environment: [String: String]
+
+    init(environment: [String: String]) {
+        self.environment = environment
+        thread = try? startThread(name: "gsettings") { [self] in
+            settings = Daemon.readDesktopSettings(environment: environment)
+        }
+    }
+
+    func wait() -> DesktopSoundSettings {
+        guard let thread else { return Daemon.readDesktopSettings(environment: environment) }
+        thread.join()
+        return settings
     }
 }

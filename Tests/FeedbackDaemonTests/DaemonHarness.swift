@@ -275,3 +275,15 @@ extension MonitorRecorder {
         return nil
     }
 }
+
+extension ChildProcess {
+    /// Waits until its standard error (the daemon's log) contains `text`.
+    func waitForLog(containing text: String, timeout: Double) -> Bool {
+        let deadline = MonotonicClock.now + timeout
+        while !errors.contains(text) {
+            guard MonotonicClock.now < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+}

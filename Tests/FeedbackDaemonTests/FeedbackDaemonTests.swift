@@ -16,11 +16,11 @@ struct FeedbackDaemonTests {
         pulse = try PulseAudioTestServer.shared(named: "daemon")
     }
 
-    private var recorder: MonitorRecorder { pulse.recorder }
+    var recorder: MonitorRecorder { pulse.recorder }
 
     /// fbcli looping message-new-instant (timeout 0) until its standard input closes, once its
     /// sound is heard.
-    private func loopingFbcli(_ harness: DaemonHarness) throws -> ChildProcess {
+    func loopingFbcli(_ harness: DaemonHarness) throws -> ChildProcess {
         let start = recorder.frameCount
         let fbcli = try ChildProcess(
             DaemonTools.fbcli, ["-E", "message-new-instant", "-t", "0"], environment: harness.environment(),
@@ -259,6 +259,7 @@ struct FeedbackDaemonTests {
         #expect(activation.contains("Exec=\(installed)\n"))
         let unit = try String(contentsOfFile: prefix.file("share/systemd/user/feedbackservicesd.service"), encoding: .utf8)
         #expect(unit.contains("ExecStart=\(installed)\n") && unit.contains("BusName=org.sigxcpu.Feedback\n"))
+        #expect(unit.contains("ExecReload=/bin/kill -HUP $MAINPID\n"))
 
         let harness = try DaemonHarness(pulse: pulse, services: prefix.file("share/dbus-1/services"))
         #expect(harness.activatableNames().contains("org.sigxcpu.Feedback"))

@@ -59,6 +59,17 @@ struct FeedbackThemeTests {
         #expect(theme.feedbacks(for: "phone-incoming-call", profile: .full).count == 2)
     }
 
+    @Test func eventsVibrateWithTheThemesPatternRepeatedWhileTheyLast() throws {
+        let rumble = try VibrationPattern.rumble(duration: 300, count: 2, pause: 50, magnitude: 0.5)
+        let feedbacks: [ThemeFeedback] = [.sound(effect: "bell"), .vibration(rumble), .led(color: "red")]
+        #expect(FeedbackService.vibration(in: feedbacks, timeout: -1) == rumble)
+        for timeout: Int32 in [0, 5] {
+            let repeated = try #require(FeedbackService.vibration(in: feedbacks, timeout: timeout))
+            #expect(repeated.steps == rumble.steps && repeated.repeatIndex == 0)
+        }
+        #expect(FeedbackService.vibration(in: [.sound(effect: "bell")], timeout: 0) == nil)
+    }
+
     @Test func environmentChoosesTheTheme() {
         let chosen = FeedbackThemeLocations.standard(environment: ["FEEDBACK_THEME": "/x/mine.json", "HOME": "/h"])
         #expect(chosen.theme == "/x/mine.json")
@@ -175,5 +186,24 @@ struct FeedbackThemeTests {
         let loaded = try FeedbackTheme.load(path: path, parents: [])
         #expect(loaded.ignored.count == 2)
         #expect(loaded.feedbacks(for: "e", profile: .full) == [.sound(effect: "bell"), .led(color: "blue")])
+    }
+}
+
+/// feedbackservicesd's options: the built program, which answers them before it needs a bus.
+struct DaemonOptionTests {
+    @Test func helpSaysTheOptionsAndSignals() {
+        let help = runProcess(builtProduct("feedbackservicesd"), ["--help"], environment: [])
+        #expect(help.status == 0)
+        #expect(help.output == Daemon.usage)
+        for text in ["--idle-timeout <seconds>", "SIGHUP", "FEEDBACK_SOUND_THEME"] {
+            #expect(help.output.contains(text), "\(text)")
+        }
+    }
+
+    @Test(arguments: [["--idle-timeout"], ["--idle-timeout", "soon"], ["--idle-timeout", "-1"], ["--idle-timeout", "nan"], ["--loud"]])
+    func badOptionsAreUsageErrors(arguments: [String]) {
+        let run = runProcess(builtProduct("feedbackservicesd"), arguments, environment: [])
+        #expect(run.status == 64, "\(arguments): \(run.errors)")
+        #expect(run.errors.hasPrefix("Error: "), "\(run.errors)")
     }
 }

@@ -496,5 +496,9 @@ run("feedback-manager-profile-matrix") {
     return checked.joined(separator: ", ")
 }
 
+run("daemon-haptic-vibrate-and-rumble") {
+    try daemonCase { (name: String) throws(CaseFailure) in try device(name) }
+}
+
 print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed)")
 exit(failures == 0 ? 0 : 1)

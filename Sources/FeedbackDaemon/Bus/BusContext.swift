@@ -138,18 +138,30 @@ package struct BusContext {
     /// Calls `handler` on the bus thread when the process receives `signal` (`sd_event_add_signal`).
     /// The signal must be blocked in every thread first (`pthread_sigmask` before any thread starts).
     package func onSignal(_ signal: Int32, _ handler: @escaping (BusContext) -> Void) throws(BusError) {
-        let box = UnixSignalBox(handler: handler, connection: connection)
-        let userdata = connection.registrations.keep(box)
+        try addEventSource("watching signal \(signal)", handler) { source, userdata in
+            sd_event_add_signal(connection.event, source, signal, { _, _, userdata in EventBox.fire(userdata) }, userdata)
+        }
+    }
+
+    /// Calls `handler` on the bus thread whenever `fd` is readable (`sd_event_add_io`); the handler
+    /// must read what is there. The descriptor stays the caller's and must outlive the connection.
+    package func onReadable(_ fd: Int32, _ handler: @escaping (BusContext) -> Void) throws(BusError) {
+        try addEventSource("watching descriptor \(fd)", handler) { source, userdata in
+            sd_event_add_io(
+                connection.event, source, fd, UInt32(EPOLLIN.rawValue), { _, _, _, userdata in EventBox.fire(userdata) },
+                userdata)
+        }
+    }
+
+    /// Adds an event source with `add` (given where to put the source and the userdata its
+    /// callback passes to `EventBox.fire`), kept as long as the connection.
+    private func addEventSource(
+        _ what: String, _ handler: @escaping (BusContext) -> Void,
+        _ add: (UnsafeMutablePointer<OpaquePointer?>, UnsafeMutableRawPointer) -> Int32
+    ) throws(BusError) {
+        let userdata = connection.registrations.keep(EventBox(handler: handler, connection: connection))
         var source: OpaquePointer?
-        try check(
-            sd_event_add_signal(
-                connection.event, &source, signal,
-                { _, _, userdata in
-                    let box = Unmanaged<UnixSignalBox>.fromOpaque(userdata!).takeUnretainedValue()
-                    box.handler(BusContext(connection: box.connection))
-                    return 0
-                }, userdata),
-            "watching signal \(signal)")
+        try check(add(&source, userdata), what)
         connection.registrations.eventSources.append(source!)
     }
 
@@ -189,9 +201,16 @@ private final class SignalBox {
     }
 }
 
-private final class UnixSignalBox {
+private final class EventBox {
     let handler: (BusContext) -> Void
     unowned let connection: BusConnection
+
+    /// What an event source's C callback does: run the handler of the box `userdata` points to.
+    static func fire(_ userdata: UnsafeMutableRawPointer?) -> Int32 {
+        let box = Unmanaged<EventBox>.fromOpaque(userdata!).takeUnretainedValue()
+        box.handler(BusContext(connection: box.connection))
+        return 0
+    }
 
     init(handler: @escaping (BusContext) -> Void, connection: BusConnection) {
         self.handler = handler

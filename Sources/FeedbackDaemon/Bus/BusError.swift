@@ -34,6 +34,11 @@ package struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
         BusError(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: message)
     }
 
+    /// `org.freedesktop.DBus.Error.FileNotFound`: a file the caller named is not there.
+    package static func fileNotFound(_ message: String) -> BusError {
+        BusError(name: "org.freedesktop.DBus.Error.FileNotFound", message: message)
+    }
+
     /// `org.freedesktop.DBus.Error.Failed`: anything else.
     package static func failed(_ message: String) -> BusError {
         BusError(name: "org.freedesktop.DBus.Error.Failed", message: message)

@@ -71,7 +71,11 @@ package final class BusMessage {
 
     /// The next argument, an `a{sv}` dictionary: the entries whose values have a basic type
     /// `readBasic` reads; the others are skipped. At most `limit` entries, else `InvalidArgs`.
-    package func readVariantDictionary(limit: Int) throws(BusError) -> [String: BusValue] {
+    /// A key listed in `types` must hold a value of that type (`"b"` for `important`), else
+    /// `InvalidArgs` names the key, the type expected and the type sent.
+    package func readVariantDictionary(limit: Int, types: [String: String] = [:]) throws(BusError)
+        -> [String: BusValue]
+    {
         try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "a")), "{sv}"), "reading a{sv}")
         var entries: [String: BusValue] = [:]
         var count = 0
@@ -83,6 +87,10 @@ package final class BusMessage {
             var contents: UnsafePointer<CChar>?
             try check(sd_bus_message_peek_type(handle, &type, &contents), "reading a variant")
             let inner = contents.map { String(cString: $0) } ?? ""
+            if let expected = types[key], expected != inner {
+                throw .invalidArgs(
+                    "the hint '\(key)' must be of type '\(expected)', not '\(inner.prefix(64))'")
+            }
             if ["s", "u", "i", "b", "d"].contains(inner) {
                 try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "v")), inner), "reading a variant")
                 entries[key] = try readBasic(inner)
@@ -94,6 +102,22 @@ package final class BusMessage {
         }
         try check(sd_bus_message_exit_container(handle), "reading a{sv}")
         return entries
+    }
+
+    /// The next argument, an `a(du)` array (`Haptic.Vibrate`'s pattern: magnitude, duration), of at
+    /// most `limit` elements, else `InvalidArgs`.
+    package func readDoubleUInt32Pairs(limit: Int) throws(BusError) -> [(Double, UInt32)] {
+        try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "a")), "(du)"), "reading a(du)")
+        var pairs: [(Double, UInt32)] = []
+        while try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "r")), "du"), "reading a(du)") > 0 {
+            guard pairs.count < limit else { throw .invalidArgs("more than \(limit) pattern steps") }
+            guard case .double(let magnitude) = try readBasic("d"), case .uint32(let duration) = try readBasic("u")
+            else { throw .invalidArgs("reading a(du)") }
+            pairs.append((magnitude, duration))
+            try check(sd_bus_message_exit_container(handle), "reading a(du)")
+        }
+        try check(sd_bus_message_exit_container(handle), "reading a(du)")
+        return pairs
     }
 
     /// Appends `value` (`sd_bus_message_append_basic`).

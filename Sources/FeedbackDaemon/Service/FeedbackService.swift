@@ -1,18 +1,23 @@
 import Dispatch
 package import FeedbackServices
+import Glibc
 import Synchronization
 
 /// Why a feedback ended, as `FeedbackEnded` reports it: libfeedback's `LfbEventEndReason`.
 package enum FeedbackEndReason: UInt32, Sendable {
     /// It ran its course: the sound played once (timeout −1), or it could not play (the log says
-    /// why: no sound server, a sound the sound theme lacks). A failure ends this way because it is
-    /// the reason feedbackd gives one and libfeedback's clients expect nothing else.
+    /// why: no sound server, a sound the sound theme lacks, the sound server went away mid-play —
+    /// a looping feedback then ends with this reason and the next trigger plays on the server once
+    /// it is back). A failure ends this way because it is the reason feedbackd gives one and
+    /// libfeedback's clients expect nothing else.
     case natural = 0
     /// Its timeout (N > 0 seconds) ran out.
     case expired = 1
     /// It was ended: `EndFeedback`, its client left the bus, or the service stopped.
     case explicit = 2
-    /// The theme has no feedback for the event at this profile (libfeedback's −1, sent as `u`).
+    /// The theme has no feedback for the event at this profile (libfeedback's −1, sent as `u`), or
+    /// the `sound-file` hint named a file that could not be decoded (not a sound, longer than 30 s)
+    /// and nothing else played.
     case notFound = 0xFFFF_FFFF
 }
 
@@ -31,8 +36,41 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// used in logs, never for permission. `Profile` is `FeedbackSettings`' profile, the one
 /// `feedbackctl profile` sets; writing it stores it there and emits `PropertiesChanged`.
 ///
+/// Hints (unknown ones are ignored; a known one of the wrong type is `InvalidArgs`), with
+/// feedbackd's meaning:
+/// - `profile` (s: full, quiet, silent): the level for this feedback only; it can only lower the
+///   level the `Profile` property sets, never raise it (feedbackd's rule) — unless `important`.
+/// - `important` (b): the feedback plays at the `profile` hint's level (full without one) even when
+///   the `Profile` property or the desktop's `event-sounds` switch would silence it (an alarm
+///   clock). As in feedbackd, only the app ids in `importantApps` may do this (feedbackd's
+///   `allow-important` list by default). That is a per-app setting, not a permission: `app_id` is
+///   self-declared, so it keeps well-behaved apps from overriding the user, and no more.
+/// - `sound-file` (s): an absolute path played instead of the event's sound, when the level
+///   plays sound (full); it plays even for an event the theme does not list. The file is opened
+///   at once with `O_NOFOLLOW | O_NONBLOCK` and checked on the open descriptor (`fstat`), which
+///   then is what is decoded (through `/proc/self/fd`), so there is no window between check and
+///   use: a path with a `..` component, a symbolic link, a FIFO, a device, a directory, a socket,
+///   an unreadable file, a missing one or one over `maximumSoundFileSize` is refused with a D-Bus
+///   error (`FileNotFound`, `AccessDenied`, `InvalidArgs`) and one log line; one that does not
+///   decode (not a sound, over 30 s) ends not-found, also with a log line.
+///
+/// `org.sigxcpu.Feedback.Haptic` at the same path: `Vibrate(s app_id, a(du) pattern) → b` plays the
+/// caller's pattern (magnitude 0…1, duration in ms), replacing the caller's previous one; an empty
+/// pattern (or one of pauses only) stops it. At most `maximumVibrateSteps` steps, each at most
+/// `maximumVibrateStep` ms, `FeedbackTheme.maximumDuration` ms in all (more: `InvalidArgs`; feedbackd
+/// cuts such patterns short silently). It returns false when there is no vibrator or the profile is
+/// silent, as feedbackd's does, and the vibration stops when its client leaves the bus.
+///
+/// The event's vibration is the theme's own pattern (`VibraRumble`, `VibraPeriodic`,
+/// `VibraPattern`), played once for timeout −1 and repeated for as long as a looping or timed
+/// feedback lasts (as feedbackd restarts it). The theme is looked up at the feedback's level and the
+/// manager plays exactly what it gave (feedbackd's meaning of profiles: the theme lists what each
+/// level plays); the desktop's `event-sounds` switch (`DesktopSoundSettings`) removes the sound.
+/// `replace(theme:desktop:)` swaps the theme and the desktop settings (SIGHUP); `settingsChanged`
+/// announces a `Profile` another process wrote.
+///
 /// Clients are not trusted, so each is bounded (`Limits`): feedbacks running at once, and triggers
-/// a second (a token bucket). A trigger over a limit is refused with
+/// (and `Vibrate` calls) a second (a token bucket). A trigger over a limit is refused with
 /// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit; so is one over the
 /// service's total, so that the service never grows without bound whatever the number of clients.
 ///
@@ -48,6 +86,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package static let objectPath = "/org/sigxcpu/Feedback"
     /// The interface, as `/usr/share/dbus-1/interfaces/org.sigxcpu.Feedback.xml` defines it.
     package static let interface = "org.sigxcpu.Feedback"
+    /// feedbackd's haptic interface, at the same path.
+    package static let hapticInterface = "org.sigxcpu.Feedback.Haptic"
+    /// Its member, as `/usr/share/dbus-1/interfaces/org.sigxcpu.Feedback.Haptic.xml` defines it.
+    package static let hapticMembers: [BusMember] = [
+        .method("Vibrate", signature: "sa(du)", result: "b", names: ["app_id", "pattern", "success"])
+    ]
     /// Its members.
     package static let members: [BusMember] = [
         .method(
@@ -61,6 +105,20 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package static let maximumNameLength = 255
     /// The most hints a call may carry.
     package static let maximumHints = 32
+    /// The hints read, with their types.
+    static let hintTypes = ["profile": "s", "important": "b", "sound-file": "s"]
+    /// The largest `sound-file` accepted, in bytes: a 30 s sound (the decoder's limit) of 48 kHz
+    /// stereo 32-bit PCM is 11 MiB; this leaves room for higher rates and lossless containers.
+    package static let maximumSoundFileSize = 64 << 20
+    /// The most steps a `Vibrate` pattern may have.
+    package static let maximumVibrateSteps = 64
+    /// The longest step of a `Vibrate` pattern, in ms (feedbackd's bound too).
+    package static let maximumVibrateStep = 10_000
+    /// The app ids whose `important` hint is honoured by default: feedbackd's `allow-important`
+    /// default.
+    package static let defaultImportantApps: Set<String> = [
+        "mobi.phosh.Stevia", "org.sigxcpu.FbdAlertSlider", "org.gnome.clocks", "sm.puri.OSK0",
+    ]
     /// How long a stop (SIGTERM, a lost name) waits for the feedbacks' sounds to end before it
     /// reports them ended anyway.
     static let shutdownGrace = 0.5
@@ -84,6 +142,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package let manager: FeedbackManager
     /// The limits in force.
     package let limits: Limits
+    /// The app ids whose `important` hint is honoured.
+    package let importantApps: Set<String>
     private let log: @Sendable (String) -> Void
     private let completions = DispatchQueue(label: "FeedbackService.completions")
 
@@ -96,6 +156,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var playback: FeedbackPlayback?
         /// Why it is being ended, once something asked; nil while it runs its course.
         var reason: FeedbackEndReason?
+        /// The `sound-file` hint's open descriptor, closed when the feedback ends.
+        var soundFile: Int32?
     }
 
     /// A client's trigger budget: tokens refill at `triggersPerSecond` up to `triggerBurst`.
@@ -106,7 +168,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
 
     private struct State {
         var theme: FeedbackTheme
+        var desktop: DesktopSoundSettings
+        /// The profile last announced with `PropertiesChanged`.
+        var announcedProfile: FeedbackProfile
         var feedbacks: [UInt32: Ongoing] = [:]
+        /// Each client's `Haptic.Vibrate` pattern, while it plays.
+        var vibrations: [String: FeedbackPlayback] = [:]
         /// By unique name; removed when the client leaves the bus, so bounded by the bus's clients.
         var buckets: [String: Bucket] = [:]
         var nextID: UInt32 = 1
@@ -116,21 +183,25 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
     private let state: Mutex<State>
 
-    /// A service giving `theme`'s feedback through `manager` within `limits`; `log` receives one
-    /// line at a time.
+    /// A service giving `theme`'s feedback through `manager` within `limits`, under the desktop's
+    /// sound settings `desktop`; `log` receives one line at a time.
     package init(
-        manager: FeedbackManager, theme: FeedbackTheme, limits: Limits = Limits(),
+        manager: FeedbackManager, theme: FeedbackTheme, desktop: DesktopSoundSettings = DesktopSoundSettings(),
+        limits: Limits = Limits(), importantApps: Set<String> = FeedbackService.defaultImportantApps,
         log: @escaping @Sendable (String) -> Void
     ) {
         self.manager = manager
         self.limits = limits
+        self.importantApps = importantApps
         self.log = log
-        state = Mutex(State(theme: theme))
+        state = Mutex(State(theme: theme, desktop: desktop, announcedProfile: manager.profile))
     }
 
-    /// Serves the interface on `bus` and follows clients leaving the bus.
+    /// Serves both interfaces on `bus` and follows clients leaving the bus.
     package func export(on bus: BusContext) throws(BusError) {
         try bus.export(path: Self.objectPath, interface: Self.interface, members: Self.members, handler: self)
+        try bus.export(
+            path: Self.objectPath, interface: Self.hapticInterface, members: Self.hapticMembers, handler: self)
         try bus.subscribe(
             sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "NameOwnerChanged"
@@ -144,18 +215,25 @@ package final class FeedbackService: BusObjectHandler, Sendable {
 
     // MARK: - BusObjectHandler
 
-    /// `TriggerFeedback` and `EndFeedback`.
+    /// `TriggerFeedback`, `EndFeedback` and `Haptic.Vibrate`.
     package func call(_ message: BusMessage, bus: BusContext) throws(BusError) -> [BusValue] {
         switch message.member {
         case "TriggerFeedback":
             let appID = try message.readString()
             let event = try message.readString()
-            _ = try message.readVariantDictionary(limit: Self.maximumHints)
+            let hints = try Hints(message.readVariantDictionary(limit: Self.maximumHints, types: Self.hintTypes))
             let timeout = try message.readInt32()
-            return [.uint32(try trigger(appID: appID, event: event, timeout: timeout, client: message.sender, bus: bus))]
+            return [
+                .uint32(
+                    try trigger(appID: appID, event: event, hints: hints, timeout: timeout, client: message.sender, bus: bus))
+            ]
         case "EndFeedback":
             try endFeedback(try message.readUInt32(), client: message.sender, bus: bus)
             return []
+        case "Vibrate":
+            let appID = try message.readString()
+            let steps = try message.readDoubleUInt32Pairs(limit: Self.maximumVibrateSteps)
+            return [.boolean(try vibrate(appID: appID, steps: steps, client: message.sender, bus: bus))]
         default:
             throw .failed("no method \(message.member)")
         }
@@ -181,50 +259,146 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         } catch {
             throw .failed("cannot store the profile: \(error)")
         }
-        try bus.emitPropertiesChanged(path: Self.objectPath, interface: Self.interface, properties: ["Profile"])
+        announceProfile(bus: bus)
+    }
+
+    /// Sends `PropertiesChanged` for `Profile` if it differs from the one last announced: after a
+    /// `Set`, and when the settings file changed on disk (`feedbackctl profile` in another process).
+    package func settingsChanged(bus: BusContext) {
+        announceProfile(bus: bus)
+    }
+
+    private func announceProfile(bus: BusContext) {
+        let profile = manager.profile
+        guard state.withLock({ state in
+            defer { state.announcedProfile = profile }
+            return state.announcedProfile != profile
+        }) else { return }
+        do {
+            try bus.emitPropertiesChanged(path: Self.objectPath, interface: Self.interface, properties: ["Profile"])
+        } catch {
+            log("cannot announce the profile \(profile.rawValue): \(error)")
+        }
+    }
+
+    /// Gives later feedbacks `theme` (nil: the current one stays) and the desktop's `desktop`
+    /// settings (a reload after SIGHUP); feedbacks already running go on as they started.
+    package func replace(theme: FeedbackTheme? = nil, desktop: DesktopSoundSettings) {
+        state.withLock { state in
+            if let theme { state.theme = theme }
+            state.desktop = desktop
+        }
     }
 
     // MARK: - Feedback
 
-    private func trigger(appID: String, event: String, timeout: Int32, client: String, bus: BusContext) throws(BusError)
-        -> UInt32
-    {
+    /// `TriggerFeedback`'s hints, read and checked.
+    struct Hints {
+        var profile: FeedbackProfile?
+        var important = false
+        var soundFile: String?
+
+        init(_ values: [String: BusValue]) throws(BusError) {
+            if case .string(let name)? = values["profile"] {
+                guard let level = FeedbackProfile(rawValue: name) else {
+                    throw .invalidArgs("the hint 'profile' is '\(name.prefix(64))': full, quiet or silent")
+                }
+                profile = level
+            }
+            if case .boolean(let flag)? = values["important"] { important = flag }
+            if case .string(let path)? = values["sound-file"] {
+                guard path.utf8.count < PATH_MAX, path.hasPrefix("/"), !path.split(separator: "/").contains("..")
+                else {
+                    throw .invalidArgs(
+                        "the hint 'sound-file' must be an absolute path of less than \(PATH_MAX) bytes without '..'")
+                }
+                soundFile = path
+            }
+        }
+    }
+
+    /// The level a feedback plays at: the `profile` hint (full without one), lowered to the
+    /// service's profile unless the feedback is important and its app may say so.
+    static func level(profile: FeedbackProfile, hint: FeedbackProfile?, important: Bool) -> FeedbackProfile {
+        let wanted = hint ?? .full
+        if important { return wanted }
+        let order: [FeedbackProfile] = [.silent, .quiet, .full]
+        return order[min(order.firstIndex(of: profile)!, order.firstIndex(of: wanted)!)]
+    }
+
+    /// The vibration a feedback plays: the theme's first pattern for it, once for timeout −1, and
+    /// repeated until the feedback ends for a looping or timed one (as feedbackd restarts it).
+    package static func vibration(in feedbacks: [ThemeFeedback], timeout: Int32) -> VibrationPattern? {
+        let pattern = feedbacks.lazy.compactMap { feedback -> VibrationPattern? in
+            if case .vibration(let pattern) = feedback { pattern } else { nil }
+        }.first
+        guard timeout != -1, let once = pattern else { return pattern }
+        return (try? VibrationPattern(steps: once.steps, repeatIndex: 0)) ?? once
+    }
+
+    private func trigger(
+        appID: String, event: String, hints: Hints, timeout: Int32, client: String, bus: BusContext
+    ) throws(BusError) -> UInt32 {
         guard appID.utf8.count <= Self.maximumNameLength, event.utf8.count <= Self.maximumNameLength else {
             throw .invalidArgs("app_id and event may have at most \(Self.maximumNameLength) bytes")
         }
         guard timeout >= -1 else {
             throw .invalidArgs("timeout \(timeout): −1 plays once, 0 until ended, N > 0 for N seconds")
         }
-        let profile = manager.profile
+        let important = hints.important && importantApps.contains(appID)
+        let level = Self.level(profile: manager.profile, hint: hints.profile, important: important)
         let now = MonotonicClock.now
-        let lookup = state.withLock { state -> Result<(id: UInt32, feedbacks: [ThemeFeedback]), BusError> in
+        let lookup = state.withLock {
+            state -> Result<(id: UInt32, feedbacks: [ThemeFeedback], desktop: DesktopSoundSettings), BusError> in
             guard !state.stopping else { return .failure(.failed("feedbackservicesd is stopping")) }
             if let refusal = admit(client, now: now, state: &state) { return .failure(refusal) }
             var id = state.nextID
             while id == 0 || state.feedbacks[id] != nil { id &+= 1 }
             state.nextID = id &+ 1
-            return .success((id, state.theme.feedbacks(for: event, profile: profile)))
+            return .success((id, state.theme.feedbacks(for: event, profile: level), state.desktop))
         }
-        let (id, feedbacks) = try lookup.get()
+        let (id, feedbacks, desktop) = try lookup.get()
         let who = "client \(client), app id '\(appID)'"
-        let effect = feedbacks.lazy.compactMap { feedback -> String? in
+        let sounds = desktop.eventSounds || important
+        var effect = feedbacks.lazy.compactMap { feedback -> String? in
             if case .sound(let effect) = feedback { effect } else { nil }
         }.first
-        let vibrates = feedbacks.contains { if case .vibration = $0 { true } else { false } }
-        guard effect != nil || vibrates else {
-            let leds = feedbacks.isEmpty ? "" : " but LEDs, which are not driven yet"
-            log("feedback \(id) for event '\(event)' (\(who)): the theme has no feedback for it at profile \(profile.rawValue)\(leds)")
+        if !sounds { effect = nil }
+        let pattern = Self.vibration(in: feedbacks, timeout: timeout)
+        var soundFile: Int32?
+        if let path = hints.soundFile, level == .full, sounds {
+            soundFile = try openSoundFile(path, feedback: id, event: event, who: who)
+        }
+        guard effect != nil || soundFile != nil || pattern != nil else {
+            let why =
+                !sounds && feedbacks.contains { if case .sound = $0 { true } else { false } }
+                ? "event sounds are off in the desktop's settings (\(DesktopSoundSettings.schema) event-sounds)"
+                : "the theme has no feedback for it at profile \(level.rawValue)"
+                    + (feedbacks.isEmpty ? "" : " but LEDs, which are not driven yet")
+            let unheard =
+                hints.important && !important
+                ? "; its important hint is not honoured: app id '\(appID)' is not among those allowed to override"
+                : ""
+            log("feedback \(id) for event '\(event)' (\(who)): \(why)\(unheard)")
             let connection = bus.connection
             // After the reply, which the bus thread sends when this handler returns.
             connection.perform { [self] bus in emitEnded(id, .notFound, bus: bus) }
             return id
         }
-        let type: FeedbackType = effect == nil ? .vibrateOnly : vibrates ? .audioAndVibrate : .audioOnly
+        let hasSound = effect != nil || soundFile != nil
+        let type: FeedbackType = !hasSound ? .vibrateOnly : pattern != nil ? .audioAndVibrate : .audioOnly
+        let alert: AlertSound = soundFile.map { .file("/proc/self/fd/\($0)") } ?? .event(effect ?? event)
         let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever)
-        state.withLock { $0.feedbacks[id] = Ongoing(client: client, appID: appID, event: event, once: timeout == -1) }
+        state.withLock {
+            $0.feedbacks[id] = Ongoing(
+                client: client, appID: appID, event: event, once: timeout == -1, soundFile: soundFile)
+        }
         let connection = bus.connection
-        let playback = manager.play(.event(effect ?? event), type: type, options: options, queue: completions) {
-            [self] result in
+        // The theme was read at the feedback's level: the manager plays what it gave, as full.
+        let playback = manager.play(
+            alert, type: type, options: options, vibration: pattern ?? .systemVibrate, profile: .full,
+            queue: completions
+        ) { [self] result in
             connection.perform { [self] bus in finished(id, result: result, bus: bus) }
         }
         state.withLock { $0.feedbacks[id]?.playback = playback }
@@ -236,8 +410,111 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         return id
     }
 
+    /// Opens the `sound-file` hint's file for feedback `id`: a regular, readable file of at most
+    /// `maximumSoundFileSize` bytes, not reached through a symbolic link as its last component.
+    /// The check is made on the open descriptor, which is what plays.
+    private func openSoundFile(_ path: String, feedback id: UInt32, event: String, who: String) throws(BusError)
+        -> Int32
+    {
+        func refuse(_ error: BusError) -> BusError {
+            log("feedback \(id) for event '\(event)' (\(who)): sound-file refused: \(error.message)")
+            return error
+        }
+        let fd: Int32
+        do {
+            fd = try System.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY)
+        } catch {
+            switch error.rawValue {
+            case ENOENT, ENOTDIR: throw refuse(BusError.fileNotFound("\(path): \(error)"))
+            case EACCES, EPERM: throw refuse(.accessDenied("\(path): \(error)"))
+            case ELOOP: throw refuse(.invalidArgs("\(path) is a symbolic link"))
+            default: throw refuse(.invalidArgs("\(path): \(error)"))
+            }
+        }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            let error = Errno.current
+            close(fd)
+            throw refuse(.invalidArgs("\(path): \(error)"))
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw refuse(.invalidArgs("\(path) is not a regular file"))
+        }
+        guard status.st_size <= Self.maximumSoundFileSize else {
+            close(fd)
+            throw refuse(.invalidArgs("\(path) has \(status.st_size) bytes, more than \(Self.maximumSoundFileSize)"))
+        }
+        return fd
+    }
+
+    /// `Haptic.Vibrate`: plays `steps` (magnitude, ms) for `client` in place of its previous
+    /// pattern; no steps, or pauses only, stop it. False when there is no vibrator or the profile
+    /// is silent.
+    private func vibrate(appID: String, steps: [(Double, UInt32)], client: String, bus: BusContext) throws(BusError)
+        -> Bool
+    {
+        guard appID.utf8.count <= Self.maximumNameLength else {
+            throw .invalidArgs("app_id may have at most \(Self.maximumNameLength) bytes")
+        }
+        var pattern: [VibrationPattern.Step] = []
+        for (magnitude, duration) in steps {
+            guard magnitude.isFinite, (0...1).contains(magnitude) else {
+                throw .invalidArgs("magnitude \(magnitude) is outside 0…1")
+            }
+            guard duration <= Self.maximumVibrateStep else {
+                throw .invalidArgs("a step of \(duration) ms is longer than \(Self.maximumVibrateStep) ms")
+            }
+            pattern.append(VibrationPattern.Step(duration: Int(duration), intensity: magnitude))
+        }
+        let total = pattern.reduce(0) { $0 + $1.duration }
+        guard total <= FeedbackTheme.maximumDuration else {
+            throw .invalidArgs("the pattern lasts \(total) ms, more than \(FeedbackTheme.maximumDuration) ms")
+        }
+        let now = MonotonicClock.now
+        let previous = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
+            guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
+            if let refusal = admit(client, now: now, counting: false, state: &state) { throw refusal }
+            guard state.vibrations[client] != nil || state.vibrations.count < limits.feedbacks else {
+                throw .limitsExceeded("concurrent vibrations: \(limits.feedbacks) clients are vibrating, the most the service runs")
+            }
+            return state.vibrations.removeValue(forKey: client)
+        }
+        let who = "client \(client), app id '\(appID)'"
+        guard manager.profile != .silent else {
+            previous?.stop()
+            log("Vibrate (\(who)): the profile is silent")
+            return false
+        }
+        do {
+            try manager.prepareVibrator()
+        } catch {
+            log("Vibrate (\(who)): no vibrator: \(error)")
+            return false
+        }
+        previous?.stop()
+        guard let made = try? VibrationPattern(steps: pattern) else { return true }
+        let connection = bus.connection
+        let holder = Mutex<FeedbackPlayback?>(nil)
+        let playback = manager.play(
+            .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: made, queue: completions
+        ) { [self] result in
+            connection.perform { [self] _ in
+                state.withLock { state in
+                    if let mine = holder.withLock({ $0 }), state.vibrations[client] === mine {
+                        state.vibrations[client] = nil
+                    }
+                }
+                if let problem = Self.problem(result) { log("Vibrate (\(who)) did not play as asked: \(problem)") }
+            }
+        }
+        holder.withLock { $0 = playback }
+        state.withLock { $0.vibrations[client] = playback }
+        return true
+    }
+
     /// Why `client` may not trigger now, if it may not: a limit it reached. Takes a token when it may.
-    private func admit(_ client: String, now: Double, state: inout State) -> BusError? {
+    private func admit(_ client: String, now: Double, counting: Bool = true, state: inout State) -> BusError? {
         var bucket = state.buckets[client] ?? Bucket(tokens: limits.triggerBurst, time: now)
         bucket.tokens = min(limits.triggerBurst, bucket.tokens + (now - bucket.time) * limits.triggersPerSecond)
         bucket.time = now
@@ -247,12 +524,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
                 "trigger rate: client \(client) sent more than \(Int(limits.triggersPerSecond)) triggers a second "
                     + "(after a burst of \(Int(limits.triggerBurst)))")
         }
-        let own = state.feedbacks.values.lazy.filter { $0.client == client }.count
+        let own = counting ? state.feedbacks.values.lazy.filter { $0.client == client }.count : 0
         guard own < limits.feedbacksPerClient else {
             return .limitsExceeded(
                 "concurrent feedbacks per client: client \(client) has \(own) running, the most one client may have")
         }
-        guard state.feedbacks.count < limits.feedbacks else {
+        guard !counting || state.feedbacks.count < limits.feedbacks else {
             return .limitsExceeded("concurrent feedbacks: \(limits.feedbacks) are running, the most the service runs")
         }
         bucket.tokens -= 1
@@ -277,11 +554,15 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
 
     private func clientLeft(_ name: String, bus: BusContext) {
-        let ids = state.withLock { state in
+        let (ids, vibration) = state.withLock { state in
             state.buckets[name] = nil
-            return state.feedbacks.filter { $0.value.client == name && !$0.value.once }.map(\.key)
+            return (
+                state.feedbacks.filter { $0.value.client == name && !$0.value.once }.map(\.key),
+                state.vibrations.removeValue(forKey: name)
+            )
         }
         for id in ids { end(id, reason: .explicit) }
+        vibration?.stop()
     }
 
     /// The manager's result for `id`, on the bus thread.
@@ -297,6 +578,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
         // Nil: a stop that could not wait any longer has reported it already.
         if let ended {
+            if let fd = ended.soundFile { close(fd) }
             let who = "event '\(ended.event)' (client \(ended.client), app id '\(ended.appID)')"
             if let problem = Self.problem(result) {
                 log("feedback \(id) for \(who) did not play as asked: \(problem)")
@@ -304,7 +586,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             if firstNoVibrator, case .noVibrator(let error) = result.vibration {
                 log("no vibrator, so feedbacks give no vibration (said once): \(error)")
             }
-            emitEnded(id, ended.reason ?? .natural, bus: bus)
+            var reason = ended.reason ?? .natural
+            // A sound-file that does not decode, with nothing else played: as an unknown event.
+            if ended.reason == nil, ended.soundFile != nil, case .failed = result.sound, result.vibration != .vibrated {
+                reason = .notFound
+            }
+            emitEnded(id, reason, bus: bus)
         }
         if lastToStop { finishStopping(bus: bus) }
     }
@@ -342,6 +629,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             return (Array(state.feedbacks.keys), state.stopping)
         }
         guard !already else { return }
+        for vibration in state.withLock({ Array($0.vibrations.values) }) { vibration.stop() }
         for id in ids { end(id, reason: .explicit) }
         if ids.isEmpty { return finishStopping(bus: bus) }
         let connection = bus.connection
@@ -351,6 +639,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
                     defer { state.feedbacks.removeAll() }
                     return state.feedbacks.map { ($0.key, $0.value.reason ?? .explicit) }
                 }
+                // Their sound files stay open: a decode may still read them, and the process ends.
                 for (id, reason) in late {
                     log("feedback \(id) did not stop within \(Self.shutdownGrace) s; reported ended")
                     emitEnded(id, reason, bus: bus)

@@ -131,6 +131,14 @@ public final class FeedbackManager: Sendable {
         set { state.withLock { $0.output = newValue } }
     }
 
+    /// How system sounds and events are found; nil for `SoundThemeResolver.standard()` at each
+    /// play. Setting it applies from the next play (the session service sets it when the desktop's
+    /// sound theme changes).
+    public var themeResolver: SoundThemeResolver? {
+        get { state.withLock { $0.themeResolver } }
+        set { state.withLock { $0.themeResolver = newValue } }
+    }
+
     /// Where vibration goes. Replacing it shuts down an engine the manager opened itself (patterns
     /// playing on it complete `.stopped`) and waits for its thread, so it must not be set from a
     /// play's completion.
@@ -153,15 +161,24 @@ public final class FeedbackManager: Sendable {
         withAudioOutput { _ in }
     }
 
+    /// Opens the vibrator now, if none is open, as the first vibration would: to learn whether
+    /// there is one before anything plays (the session service answers `Vibrate` with it). It may
+    /// block for as long as opening an input device takes.
+    /// - Throws: `HapticsError` when there is no vibrator (`.noDevice`, also for `VibratorSource.none`)
+    ///   or it cannot be opened.
+    public func prepareVibrator() throws(HapticsError) {
+        _ = try hapticEngine().get()
+    }
+
     /// Finds and decodes the sound `alert` names, as a play would, without playing it: to report
     /// on it (its file, its length) or to refuse a request before anything starts. The result can
-    /// be played with `play(_:type:options:queue:completion:)`.
+    /// be played with `play(_:type:options:vibration:profile:queue:completion:)`.
     /// - Throws: `FeedbackError`: `.catalog` for a system sound ID with no sound assigned,
     ///   `.invalidName` for an event name that could escape the theme directories, `.theme` for an
     ///   event no theme has, `.registry` for a registered ID the registry cannot give (unknown, or
     ///   its file cannot be decoded), `.sound` for a theme's or a named file that cannot be decoded.
     public func resolve(_ alert: AlertSound) throws(FeedbackError) -> ResolvedAlertSound {
-        try sounds.resolve(alert, themes: themeResolver)
+        try sounds.resolve(alert, themes: currentThemeResolver)
     }
 
     /// Plays `soundID` as `feedbackType`, without a completion.
@@ -220,22 +237,35 @@ public final class FeedbackManager: Sendable {
     /// at once; `completion` runs exactly once on `queue`, after the sound and the vibration have
     /// both ended (or were not started), with what was done. The sound is looked up and decoded
     /// only when the profile lets it play.
+    ///
+    /// - Parameters:
+    ///   - vibration: the pattern the vibration part plays (`VibrationPattern.systemVibrate`, the
+    ///     400 ms buzz of `kSystemSoundID_Vibrate`, by default): a feedback theme's rumble for an
+    ///     event, or a client's own pattern. It plays once, whatever `options.playCount` says.
+    ///   - profile: the profile this play obeys, over `profileOverride` and the settings; nil to
+    ///     obey them. The session service passes the level its feedback theme was read at.
     @discardableResult
     public func play(
         _ alert: AlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
+        vibration: VibrationPattern = .systemVibrate, profile: FeedbackProfile? = nil,
         queue: DispatchQueue = .global(), completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
-        start(.alert(alert), type: type, options: options, queue: queue, completion: completion)
+        start(
+            .alert(alert), type: type, options: options, vibration: vibration, profile: profile, queue: queue,
+            completion: completion)
     }
 
-    /// Plays a sound `resolve(_:)` found, as `play(_:type:options:queue:completion:)` plays an
-    /// `AlertSound`, without looking it up again.
+    /// Plays a sound `resolve(_:)` found, as `play(_:type:options:vibration:profile:queue:completion:)`
+    /// plays an `AlertSound`, without looking it up again.
     @discardableResult
     public func play(
         _ resolved: ResolvedAlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
+        vibration: VibrationPattern = .systemVibrate, profile: FeedbackProfile? = nil,
         queue: DispatchQueue = .global(), completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
-        start(.resolved(resolved), type: type, options: options, queue: queue, completion: completion)
+        start(
+            .resolved(resolved), type: type, options: options, vibration: vibration, profile: profile, queue: queue,
+            completion: completion)
     }
 
     /// Stops every play of `id` that is still running (FeedbackServices' addition: AudioServices
@@ -278,18 +308,18 @@ public final class FeedbackManager: Sendable {
     }
 
     private func start(
-        _ request: Request, type: FeedbackType, options: PlaybackOptions, queue: DispatchQueue,
-        completion: (@Sendable (FeedbackResult) -> Void)?
+        _ request: Request, type: FeedbackType, options: PlaybackOptions, vibration: VibrationPattern,
+        profile asked: FeedbackProfile?, queue: DispatchQueue, completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
         let (playback, profile) = state.withLock { state in
             defer { state.nextID += 1 }
             let playback = FeedbackPlayback(id: state.nextID, alert: request.alert, join: FeedbackJoin())
             state.active[playback.id] = playback
-            return (playback, state.profileOverride)
+            return (playback, asked ?? state.profileOverride)
         }
         work.async { [self] in
-            run(request, playback: playback, type: type, options: options, profile: profile ?? settings.profile,
-                queue: queue, completion: completion)
+            run(request, playback: playback, type: type, options: options, vibration: vibration,
+                profile: profile ?? settings.profile, queue: queue, completion: completion)
         }
         return playback
     }
@@ -297,7 +327,8 @@ public final class FeedbackManager: Sendable {
     /// One play, on the work queue.
     private func run(
         _ request: Request, playback: FeedbackPlayback, type: FeedbackType, options: PlaybackOptions,
-        profile: FeedbackProfile, queue: DispatchQueue, completion: (@Sendable (FeedbackResult) -> Void)?
+        vibration pattern: VibrationPattern, profile: FeedbackProfile, queue: DispatchQueue,
+        completion: (@Sendable (FeedbackResult) -> Void)?
     ) {
         let join = playback.join
         let hasSound = !request.alert.vibratesOnly
@@ -319,7 +350,7 @@ public final class FeedbackManager: Sendable {
         if let outcome = plan.vibration {
             join.finish(vibration: outcome)
         } else if let engine {
-            let vibration = engine.play(.systemVibrate, priority: .high) { [self] completion in
+            let vibration = engine.play(pattern, priority: .high) { [self] completion in
                 join.finish(vibration: vibrationOutcome(completion, engine: engine))
             }
             playback.attach(vibration: vibration)
@@ -374,7 +405,7 @@ public final class FeedbackManager: Sendable {
         }
     }
 
-    private func themeResolver() throws(SoundThemeError) -> SoundThemeResolver {
+    private func currentThemeResolver() throws(SoundThemeError) -> SoundThemeResolver {
         if let configured = state.withLock({ $0.themeResolver }) { return configured }
         return try SoundThemeResolver.standard()
     }

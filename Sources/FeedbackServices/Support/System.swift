@@ -30,7 +30,7 @@ package enum System {
 
     /// Opens `path` (`open(2)`).
     /// - Returns: the new descriptor; the caller closes it.
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(Errno) -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, mode: UInt32 = 0) throws(Errno) -> Int32 {
         try retryingInterrupts { Glibc.open(path, flags, mode) }
     }
 
