@@ -1,0 +1,198 @@
+import Glibc
+import Synchronization
+
+/// A blink running on an LED: started by `init`, ended by `end()` (or by the handle going away),
+/// which puts back the trigger, brightness and colour the LED had before.
+///
+/// The kernel keeps the timing where it can: the pattern trigger (`ledtrig-pattern`) gets the
+/// pattern as brightness/duration pairs and a repeat count. Where the trigger is absent, a thread
+/// of the blink's own writes `brightness` at each half period (`method == .timer`).
+///
+/// Thread safety: `end()` may be called from any thread, any number of times; the first restores.
+public final class LEDBlink: Sendable {
+    /// How the LED is driven.
+    public enum Method: Sendable, Equatable {
+        /// The kernel's pattern trigger keeps the timing.
+        case patternTrigger
+        /// A thread writes `brightness` (no pattern trigger on this system).
+        case timer
+        /// A steady light: `brightness` written once (frequency 0).
+        case steady
+    }
+
+    /// The LED blinking.
+    public let led: LEDInfo
+    /// The pattern it blinks.
+    public let pattern: LEDBlinkPattern
+    /// How it is driven.
+    public let method: Method
+    private let saved: SavedState
+    /// The timer thread of `.timer`; nil otherwise, and once ended.
+    private let blinker: Mutex<TimerBlinker?>
+    private let ended = Atomic<Bool>(false)
+
+    /// What `end()` puts back.
+    struct SavedState: Sendable {
+        var trigger: String
+        var brightness: String
+        var multiIntensity: String?
+    }
+
+    /// Starts `pattern` on `led`, in `color` (for a multicolor LED, through `multi_intensity`).
+    /// - Parameter color: nil leaves a multicolor LED's colour as it is; a single-colour LED must
+    ///   be known to show it (`led.colors`).
+    /// - Throws: `.unsupportedColor`; `.permissionDenied` naming the first file that may not be
+    ///   written (what was already changed is put back first); `.deviceGone`.
+    public init(led: LEDInfo, pattern: LEDBlinkPattern, color: LEDColor? = nil) throws(LEDError) {
+        var intensities: [Int]?
+        if let color {
+            switch led.kind {
+            case .single:
+                guard led.colors.contains(color) else { throw LEDError(.unsupportedColor(color), source: led.path) }
+            case .multicolor:
+                guard let values = led.intensities(for: color) else { throw LEDError(.unsupportedColor(color), source: led.path) }
+                intensities = values
+            }
+        }
+        let saved = SavedState(
+            trigger: SysfsAttribute.triggers(try SysfsAttribute.read(led.path + "/trigger")).active,
+            brightness: try SysfsAttribute.read(led.path + "/brightness"),
+            multiIntensity: intensities == nil ? nil : try SysfsAttribute.read(led.path + "/multi_intensity"))
+        self.led = led
+        self.pattern = pattern
+        self.saved = saved
+        method = pattern.frequency == 0 ? .steady : led.hasPatternTrigger ? .patternTrigger : .timer
+        do {
+            if let intensities {
+                try SysfsAttribute.write(led.path + "/multi_intensity", intensities.map(String.init).joined(separator: " "))
+            }
+            let on = pattern.level(maximum: led.maximumBrightness)
+            switch method {
+            case .patternTrigger:
+                try SysfsAttribute.write(led.path + "/trigger", "pattern")
+                // `repeat` first: each of the two writes (re)starts the pattern, and a pattern
+                // started before its count is known would be restarted a moment later.
+                try SysfsAttribute.write(led.path + "/repeat", pattern.repeatText)
+                try SysfsAttribute.write(led.path + "/pattern", pattern.patternText(maximum: led.maximumBrightness))
+                blinker = Mutex(nil)
+            case .steady:
+                try SysfsAttribute.write(led.path + "/trigger", "none")
+                try SysfsAttribute.write(led.path + "/brightness", String(on))
+                blinker = Mutex(nil)
+            case .timer:
+                try SysfsAttribute.write(led.path + "/trigger", "none")
+                // The first write here, not on the thread, so that a refused file is this call's error.
+                try SysfsAttribute.write(led.path + "/brightness", String(on))
+                blinker = Mutex(try TimerBlinker(path: led.path + "/brightness", level: on, pattern: pattern))
+            }
+        } catch {
+            try? Self.restore(saved, on: led)
+            throw error
+        }
+    }
+
+    /// Starts a blink the way a feedbackd `Led` feedback does: on the LED `selector` picks
+    /// (by default a udev-tagged one that shows `color`), in `color`, at `frequency` Hz, until
+    /// `end()`.
+    /// - Throws: `.noDevice` when no LED matches; `.invalidArgument` for a frequency out of
+    ///   bounds; what `init(led:pattern:color:)` throws.
+    public convenience init(
+        color: LEDColor, frequency: Double, brightness: Double = 1, selector: LEDSelector? = nil,
+        discovery: LEDDiscovery = LEDDiscovery()
+    ) throws(LEDError) {
+        let pattern = try LEDBlinkPattern(frequency: frequency, brightness: brightness)
+        try self.init(led: discovery.led(selector ?? .feedback(color)), pattern: pattern, color: color)
+    }
+
+    deinit {
+        try? end()
+    }
+
+    /// Whether `end()` has been called.
+    public var isEnded: Bool { ended.load(ordering: .acquiring) }
+
+    /// Stops the blink and puts back the LED's trigger, its brightness (when no trigger was
+    /// active) and its multicolor intensities. Only the first call does anything.
+    /// - Throws: the error of the first file that could not be written back (`.deviceGone` when
+    ///   the LED was unplugged meanwhile); the others are still tried.
+    public func end() throws(LEDError) {
+        guard ended.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            return
+        }
+        blinker.withLock { value -> TimerBlinker? in defer { value = nil }; return value }?.stop()
+        try Self.restore(saved, on: led)
+    }
+
+    /// Writes `saved` back. A saved `pattern` trigger (feedbackd's udev rule leaves LEDs on it)
+    /// is left through `none`: writing the active trigger's name again would keep our pattern.
+    /// The brightness is only written for `none`: under a trigger, the trigger sets it, and
+    /// writing 0 would remove the trigger again.
+    static func restore(_ saved: SavedState, on led: LEDInfo) throws(LEDError) {
+        var first: LEDError?
+        func attempt(_ file: String, _ value: String) {
+            do {
+                try SysfsAttribute.write(led.path + "/" + file, value)
+            } catch {
+                if first == nil { first = error }
+            }
+        }
+        if saved.trigger == "pattern" { attempt("trigger", "none") }
+        attempt("trigger", saved.trigger)
+        if saved.trigger == "none" { attempt("brightness", saved.brightness) }
+        if let intensities = saved.multiIntensity { attempt("multi_intensity", intensities) }
+        if let first { throw first }
+    }
+}
+
+/// The `.timer` fallback: a thread that writes `brightness` on and off at each half period,
+/// against the monotonic clock so that late wake-ups do not add up.
+///
+/// Thread safety: `stop()` from any thread but its own, once.
+final class TimerBlinker: Sendable {
+    private let wake: EventFD
+    private let thread: Mutex<Thread?>
+
+    /// Starts the thread with the LED on (the caller wrote the first "on").
+    init(path: String, level: Int, pattern: LEDBlinkPattern) throws(LEDError) {
+        do {
+            wake = try EventFD()
+        } catch {
+            throw LEDError(.ioError(errno: error.rawValue), source: path, detail: "eventfd")
+        }
+        thread = Mutex(nil)
+        let half = UInt64(pattern.halfPeriod) * 1_000_000
+        // Step k (at k half periods) turns the LED off when k is odd, on when even; `count` cycles
+        // end with the off step 2 × count − 1.
+        let lastStep = pattern.count.map { $0 * 2 - 1 }
+        let wakeDescriptor = wake.descriptor
+        do {
+            let started = try startThread(name: "fbs-led-blink") {
+                var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+                let origin = MonotonicClock.nanoseconds
+                var step = 1
+                while lastStep.map({ step <= $0 }) ?? true {
+                    let due = origin + UInt64(step) * half
+                    let now = MonotonicClock.nanoseconds
+                    if due > now {
+                        guard let ready = try? System.poll(&fds, timeout: due - now) else { return }
+                        if ready > 0 { return }
+                        continue
+                    }
+                    // A write that fails (the LED was unplugged) ends the blink; end() reports it.
+                    guard (try? SysfsAttribute.write(path, step % 2 == 0 ? String(level) : "0")) != nil else { return }
+                    step += 1
+                }
+            }
+            thread.withLock { $0 = started }
+        } catch {
+            throw LEDError(.ioError(errno: error.rawValue), source: path, detail: "pthread_create")
+        }
+    }
+
+    /// Ends the thread and waits for it.
+    func stop() {
+        guard let running = thread.withLock({ value -> Thread? in defer { value = nil }; return value }) else { return }
+        wake.signal()
+        running.join()
+    }
+}
