@@ -48,9 +48,9 @@ public final class LEDBlink: Sendable {
         if let color {
             switch led.kind {
             case .single:
-                guard led.colors.contains(color) else { throw LEDError(.unsupportedColor(color), source: led.path) }
+                guard led.colors.contains(color) else { throw Self.unsupported(color, on: led) }
             case .multicolor:
-                guard let values = led.intensities(for: color) else { throw LEDError(.unsupportedColor(color), source: led.path) }
+                guard let values = led.intensities(for: color) else { throw Self.unsupported(color, on: led) }
                 intensities = values
             }
         }
@@ -121,6 +121,19 @@ public final class LEDBlink: Sendable {
         }
         blinker.withLock { value -> TimerBlinker? in defer { value = nil }; return value }?.stop()
         try Self.restore(saved, on: led)
+    }
+
+    /// Turns `led` off for good: no trigger, brightness 0. For an LED a blink left on when its
+    /// process was killed before it could put the LED back.
+    /// - Throws: `.permissionDenied` naming the refused file; `.deviceGone`.
+    public static func turnOff(_ led: LEDInfo) throws(LEDError) {
+        try SysfsAttribute.write(led.path + "/trigger", "none")
+        try SysfsAttribute.write(led.path + "/brightness", "0")
+    }
+
+    private static func unsupported(_ color: LEDColor, on led: LEDInfo) -> LEDError {
+        let shows = led.colors.isEmpty ? "its colour is not known; leave the colour out" : "it shows " + led.colors.map(\.rawValue).joined(separator: ", ")
+        return LEDError(.unsupportedColor(color), source: led.path, detail: shows)
     }
 
     /// Writes `saved` back. A saved `pattern` trigger (feedbackd's udev rule leaves LEDs on it)

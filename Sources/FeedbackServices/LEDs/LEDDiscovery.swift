@@ -28,12 +28,13 @@ public struct LEDDiscovery: Sendable {
     /// The scanned directory, `ROOT/sys/class/leds`.
     public var directory: String { root + "sys/class/leds" }
 
-    /// Every LED, in name order. An entry whose `max_brightness` cannot be read is skipped.
-    /// - Throws: `.noDevice` when the directory is missing (a kernel without the LED class).
+    /// Every LED, in name order; none when the directory is missing (a machine without LEDs, or
+    /// a kernel without the LED class). An entry whose `max_brightness` cannot be read is skipped.
+    /// - Throws: `.permissionDenied` or `.ioError` when the directory cannot be read.
     public func leds() throws(LEDError) -> [LEDInfo] {
         guard let stream = opendir(directory) else {
-            throw LEDError(errno == ENOENT ? .noDevice : .ioError(errno: errno), source: directory,
-                           detail: Errno.current.description)
+            if errno == ENOENT { return [] }
+            throw LEDError(errno: errno, source: directory)
         }
         var names: [String] = []
         while let entry = readdir(stream) {
