@@ -172,6 +172,21 @@ struct LEDBlinkTests {
         #expect(tree.read("white:status", "trigger") == "none")
     }
 
+    @Test func aSecondBlinkTakesTheLEDOverAndPutsBackWhatTheFirstFound() throws {
+        let tree = FakeSysfs()
+        try tree.add("rgb:status", channels: ["red", "green", "blue"], triggers: "none [timer] pattern", udev: ["FEEDBACKD_TYPE": "led"])
+        tree.write(tree.root + "/sys/class/leds/rgb:status/multi_intensity", "1 2 3\n")
+        let first = try LEDBlink(color: .red, frequency: 1, discovery: tree.discovery)
+        let second = try LEDBlink(color: .green, frequency: 4, discovery: tree.discovery)
+        #expect(tree.read("rgb:status", "multi_intensity") == "0 255 0")
+        #expect(tree.read("rgb:status", "pattern") == "255 125 255 0 0 125 0 0")
+        try first.end()
+        #expect(tree.read("rgb:status", "trigger") == "pattern", "the first's end leaves the second running")
+        try second.end()
+        #expect(tree.read("rgb:status", "trigger") == "timer", "the trigger before the first blink")
+        #expect(tree.read("rgb:status", "multi_intensity") == "1 2 3")
+    }
+
     @Test func aSteadyLightWritesTheBrightnessOnce() throws {
         let tree = FakeSysfs()
         try tree.add("green:status", maximum: 10)

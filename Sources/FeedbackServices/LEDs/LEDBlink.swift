@@ -8,7 +8,14 @@ import Synchronization
 /// pattern as brightness/duration pairs and a repeat count. Where the trigger is absent, a thread
 /// of the blink's own writes `brightness` at each half period (`method == .timer`).
 ///
-/// Thread safety: `end()` may be called from any thread, any number of times; the first restores.
+/// One blink per LED in a process: a new blink on an LED takes it over from the one running there,
+/// which stops at once and whose `end()` then puts nothing back; the new one's `end()` puts back
+/// what the LED had before the first. Which feedback deserves the LED (priorities) is the caller's
+/// choice.
+///
+/// Thread safety: every member may be used from any thread; `end()` any number of times, the first
+/// restores. Locking rule: `owners` is held for the whole of a start or an end, sysfs writes
+/// included (microseconds each), so that starts and ends on one LED happen one at a time.
 public final class LEDBlink: Sendable {
     /// How the LED is driven.
     public enum Method: Sendable, Equatable {
@@ -26,17 +33,27 @@ public final class LEDBlink: Sendable {
     public let pattern: LEDBlinkPattern
     /// How it is driven.
     public let method: Method
-    private let saved: SavedState
-    /// The timer thread of `.timer`; nil otherwise, and once ended.
-    private let blinker: Mutex<TimerBlinker?>
+    /// Tells this blink's entry in `owners` from a later blink's on the same LED.
+    private let token: UInt64
     private let ended = Atomic<Bool>(false)
 
     /// What `end()` puts back.
     struct SavedState: Sendable {
         var trigger: String
         var brightness: String
-        var multiIntensity: String?
+        var multiIntensity: String? = nil
     }
+
+    /// The blink that owns an LED now, by the LED's sysfs path: what the LED had before any of
+    /// this process's blinks, and the timer thread to stop.
+    private struct Owner: Sendable {
+        var token: UInt64
+        var saved: SavedState
+        var blinker: TimerBlinker?
+    }
+
+    private static let owners = Mutex<[String: Owner]>([:])
+    private static let tokens = Atomic<UInt64>(0)
 
     /// Starts `pattern` on `led`, in `color` (for a multicolor LED, through `multi_intensity`).
     /// - Parameter color: nil leaves a multicolor LED's colour as it is; a single-colour LED must
@@ -54,40 +71,34 @@ public final class LEDBlink: Sendable {
                 intensities = values
             }
         }
-        let saved = SavedState(
-            trigger: SysfsAttribute.triggers(try SysfsAttribute.read(led.path + "/trigger")).active,
-            brightness: try SysfsAttribute.read(led.path + "/brightness"),
-            multiIntensity: intensities == nil ? nil : try SysfsAttribute.read(led.path + "/multi_intensity"))
+        let method: Method = pattern.frequency == 0 ? .steady : led.hasPatternTrigger ? .patternTrigger : .timer
+        let token = Self.tokens.wrappingAdd(1, ordering: .relaxed).newValue
         self.led = led
         self.pattern = pattern
-        self.saved = saved
-        method = pattern.frequency == 0 ? .steady : led.hasPatternTrigger ? .patternTrigger : .timer
-        do {
-            if let intensities {
-                try SysfsAttribute.write(led.path + "/multi_intensity", intensities.map(String.init).joined(separator: " "))
+        self.method = method
+        self.token = token
+        try Self.owners.withLock { (owners: inout [String: Owner]) throws(LEDError) in
+            let previous = owners.removeValue(forKey: led.path)
+            previous?.blinker?.stop()
+            let path = led.path
+            var saved: SavedState
+            if let previous {
+                saved = previous.saved
+            } else {
+                saved = SavedState(
+                    trigger: SysfsAttribute.triggers(try SysfsAttribute.read(path + "/trigger")).active,
+                    brightness: try SysfsAttribute.read(path + "/brightness"))
             }
-            let on = pattern.level(maximum: led.maximumBrightness)
-            switch method {
-            case .patternTrigger:
-                try SysfsAttribute.write(led.path + "/trigger", "pattern")
-                // `repeat` first: each of the two writes (re)starts the pattern, and a pattern
-                // started before its count is known would be restarted a moment later.
-                try SysfsAttribute.write(led.path + "/repeat", pattern.repeatText)
-                try SysfsAttribute.write(led.path + "/pattern", pattern.patternText(maximum: led.maximumBrightness))
-                blinker = Mutex(nil)
-            case .steady:
-                try SysfsAttribute.write(led.path + "/trigger", "none")
-                try SysfsAttribute.write(led.path + "/brightness", String(on))
-                blinker = Mutex(nil)
-            case .timer:
-                try SysfsAttribute.write(led.path + "/trigger", "none")
-                // The first write here, not on the thread, so that a refused file is this call's error.
-                try SysfsAttribute.write(led.path + "/brightness", String(on))
-                blinker = Mutex(try TimerBlinker(path: led.path + "/brightness", level: on, pattern: pattern))
+            if intensities != nil && saved.multiIntensity == nil {
+                saved.multiIntensity = try SysfsAttribute.read(path + "/multi_intensity")
             }
-        } catch {
-            try? Self.restore(saved, on: led)
-            throw error
+            do throws(LEDError) {
+                let blinker = try Self.start(pattern, method: method, intensities: intensities, on: led)
+                owners[path] = Owner(token: token, saved: saved, blinker: blinker)
+            } catch {
+                try? Self.restore(saved, on: led)
+                throw error
+            }
         }
     }
 
@@ -108,19 +119,52 @@ public final class LEDBlink: Sendable {
         try? end()
     }
 
+    /// Writes the colour and the pattern; returns the timer thread of `.timer`.
+    private static func start(
+        _ pattern: LEDBlinkPattern, method: Method, intensities: [Int]?, on led: LEDInfo
+    ) throws(LEDError) -> TimerBlinker? {
+        if let intensities {
+            try SysfsAttribute.write(led.path + "/multi_intensity", intensities.map(String.init).joined(separator: " "))
+        }
+        let on = pattern.level(maximum: led.maximumBrightness)
+        switch method {
+        case .patternTrigger:
+            try SysfsAttribute.write(led.path + "/trigger", "pattern")
+            // `repeat` first: each of the two writes (re)starts the pattern, and a pattern
+            // started before its count is known would be restarted a moment later.
+            try SysfsAttribute.write(led.path + "/repeat", pattern.repeatText)
+            try SysfsAttribute.write(led.path + "/pattern", pattern.patternText(maximum: led.maximumBrightness))
+            return nil
+        case .steady:
+            try SysfsAttribute.write(led.path + "/trigger", "none")
+            try SysfsAttribute.write(led.path + "/brightness", String(on))
+            return nil
+        case .timer:
+            try SysfsAttribute.write(led.path + "/trigger", "none")
+            // The first write here, not on the thread, so that a refused file is this call's error.
+            try SysfsAttribute.write(led.path + "/brightness", String(on))
+            return try TimerBlinker(path: led.path + "/brightness", level: on, pattern: pattern)
+        }
+    }
+
     /// Whether `end()` has been called.
     public var isEnded: Bool { ended.load(ordering: .acquiring) }
 
     /// Stops the blink and puts back the LED's trigger, its brightness (when no trigger was
-    /// active) and its multicolor intensities. Only the first call does anything.
+    /// active) and its multicolor intensities. Only the first call does anything, and nothing
+    /// when a later blink took the LED over.
     /// - Throws: the error of the first file that could not be written back (`.deviceGone` when
     ///   the LED was unplugged meanwhile); the others are still tried.
     public func end() throws(LEDError) {
         guard ended.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             return
         }
-        blinker.withLock { value -> TimerBlinker? in defer { value = nil }; return value }?.stop()
-        try Self.restore(saved, on: led)
+        try Self.owners.withLock { (owners: inout [String: Owner]) throws(LEDError) in
+            // A later blink took the LED over: it stopped this one and puts the LED back itself.
+            guard owners[led.path]?.token == token, let owner = owners.removeValue(forKey: led.path) else { return }
+            owner.blinker?.stop()
+            try Self.restore(owner.saved, on: led)
+        }
     }
 
     /// Turns `led` off for good: no trigger, brightness 0. For an LED a blink left on when its
@@ -160,7 +204,7 @@ public final class LEDBlink: Sendable {
 /// The `.timer` fallback: a thread that writes `brightness` on and off at each half period,
 /// against the monotonic clock so that late wake-ups do not add up.
 ///
-/// Thread safety: `stop()` from any thread but its own, once.
+/// Thread safety: `stop()` from any thread but its own, any number of times.
 final class TimerBlinker: Sendable {
     private let wake: EventFD
     private let thread: Mutex<Thread?>
