@@ -39,17 +39,8 @@ public final class VibratorMonitor: Sendable {
                     while (try? System.read(inotify, into: &buffer, count: buffer.count)) ?? 0 > 0 {}
                     return true
                 },
-                scan: {
-                    Dictionary(((try? discovery.vibrators()) ?? []).map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
-                },
-                handler: { changes in
-                    for change in changes {
-                        switch change {
-                        case .appeared(let info): handler(.appeared(info))
-                        case .disappeared(let path): handler(.disappeared(path: path))
-                        }
-                    }
-                })
+                scan: { (try? discovery.vibrators()) ?? [] }, key: { $0.path },
+                appeared: { handler(.appeared($0)) }, disappeared: { handler(.disappeared(path: $0)) })
         } catch {
             throw HapticsError(.ioError(errno: error.rawValue), source: discovery.directory, detail: error.description)
         }

@@ -32,17 +32,14 @@ public struct LEDDiscovery: Sendable {
     /// a kernel without the LED class). An entry whose `max_brightness` cannot be read is skipped.
     /// - Throws: `.permissionDenied` or `.ioError` when the directory cannot be read.
     public func leds() throws(LEDError) -> [LEDInfo] {
-        guard let stream = opendir(directory) else {
-            if errno == ENOENT { return [] }
-            throw LEDError(errno: errno, source: directory)
+        let names: [String]
+        do {
+            names = try System.directoryEntries(directory)
+        } catch {
+            if error == .noSuchFile { return [] }
+            throw LEDError(errno: error.rawValue, source: directory)
         }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { names.append(name) }
-        }
-        closedir(stream)
-        return names.sorted().compactMap { try? led(named: $0) }
+        return names.filter { !$0.hasPrefix(".") }.sorted().compactMap { try? led(named: $0) }
     }
 
     /// The LED called `name`.

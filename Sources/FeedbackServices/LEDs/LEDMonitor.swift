@@ -25,15 +25,8 @@ public final class LEDMonitor: Sendable {
             watcher = try DeviceWatcher(
                 threadName: "fbs-leds", descriptor: try UEventSocket.open(),
                 drain: { UEventSocket.drain($0, subsystem: "leds") },
-                scan: { Dictionary(((try? discovery.leds()) ?? []).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a }) },
-                handler: { changes in
-                    for change in changes {
-                        switch change {
-                        case .appeared(let info): handler(.appeared(info))
-                        case .disappeared(let name): handler(.disappeared(name: name))
-                        }
-                    }
-                })
+                scan: { (try? discovery.leds()) ?? [] }, key: { $0.name },
+                appeared: { handler(.appeared($0)) }, disappeared: { handler(.disappeared(name: $0)) })
         } catch {
             throw LEDError(.ioError(errno: error.rawValue), source: "NETLINK_KOBJECT_UEVENT", detail: error.description)
         }
