@@ -56,8 +56,11 @@ public final class LEDBlink: Sendable {
     private static let tokens = Atomic<UInt64>(0)
 
     /// Starts `pattern` on `led`, in `color` (for a multicolor LED, through `multi_intensity`).
-    /// - Parameter color: nil leaves a multicolor LED's colour as it is; a single-colour LED must
-    ///   be known to show it (`led.colors`).
+    /// - Parameters:
+    ///   - led: the LED, from `LEDDiscovery`.
+    ///   - pattern: the blink.
+    ///   - color: nil leaves a multicolor LED's colour as it is; a single-colour LED must be known
+    ///     to show it (`led.colors`).
     /// - Throws: `.unsupportedColor`; `.permissionDenied` naming the first file that may not be
     ///   written (what was already changed is put back first); `.deviceGone`.
     public init(led: LEDInfo, pattern: LEDBlinkPattern, color: LEDColor? = nil) throws(LEDError) {
