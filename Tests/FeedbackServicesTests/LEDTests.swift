@@ -190,6 +190,24 @@ struct LEDBlinkTests {
         #expect(tree.read("rgb:status", "multi_intensity") == "1 2 3")
     }
 
+    @Test func anLEDFeedbackdLeftOnThePatternTriggerKeepsIt() throws {
+        let tree = FakeSysfs()
+        try tree.add("red:status", triggers: "none timer [pattern]", udev: ["FEEDBACKD_TYPE": "led"])
+        let blink = try LEDBlink(color: .red, frequency: 2, discovery: tree.discovery)
+        #expect(tree.read("red:status", "trigger") == "none timer [pattern]", "the trigger is not written again")
+        #expect(tree.read("red:status", "pattern") == "255 250 255 0 0 250 0 0")
+        try blink.end()
+        #expect(tree.read("red:status", "trigger") == "none timer [pattern]")
+        #expect(tree.read("red:status", "pattern") == "0 1000 0 0" && tree.read("red:status", "repeat") == "1",
+                "an empty pattern before: off, once")
+
+        tree.write(tree.root + "/sys/class/leds/red:status/pattern", "9 100 0 100\n")
+        tree.write(tree.root + "/sys/class/leds/red:status/repeat", "-1\n")
+        try LEDBlink(color: .red, frequency: 5, discovery: tree.discovery).end()
+        #expect(tree.read("red:status", "pattern") == "9 100 0 100" && tree.read("red:status", "repeat") == "-1",
+                "another program's pattern is put back")
+    }
+
     @Test func aSteadyLightWritesTheBrightnessOnce() throws {
         let tree = FakeSysfs()
         try tree.add("green:status", maximum: 10)

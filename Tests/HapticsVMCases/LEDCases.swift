@@ -72,6 +72,34 @@ func runLEDCases() {
         return "8 EV_LED steps of 100 ms, step errors \(errors.map(format)) ms (drift over 700 ms \(format(drift)) ms); trigger [pattern] during, [\(before)] after"
     }
 
+    run("led-feedbackd-setup-as-user") {
+        // What feedbackd's udev rule does (fbd-ledctrl -t pattern -G feedbackd): the LED stays on the
+        // pattern trigger, and its pattern and repeat files are the group's to write. Here they
+        // are nobody's; the trigger file stays root's, so the blink must not write it.
+        let device = try ledDevice("FBS LED Feedbackd")
+        let name = try capsLockName(of: device)
+        let path = "/sys/class/leds/\(name)"
+        do { try writeAttribute(path + "/trigger", "pattern") } catch { throw CaseFailure("\(error)") }
+        try expect(chown(path + "/pattern", 65534, 65534) == 0 && chown(path + "/repeat", 65534, 65534) == 0, "chown")
+        let led: LEDInfo
+        do { led = try LEDDiscovery().led(.name(name)) } catch { throw CaseFailure("discovery: \(error)") }
+        try expect(led.activeTrigger == "pattern", "trigger \(led.activeTrigger)")
+        try expect(setegid(65534) == 0 && seteuid(65534) == 0, "cannot act as uid 65534")
+        let outcome = Result { () throws(LEDError) in
+            let blink = try LEDBlink(led: led, pattern: try LEDBlinkPattern(frequency: 5, count: 2))
+            sleepMilliseconds(600)
+            try blink.end()
+        }
+        _ = seteuid(0)
+        _ = setegid(0)
+        if case .failure(let error) = outcome { throw CaseFailure("as uid 65534: \(error)") }
+        let values = device.records().filter { $0.kind == "LED" && $0.int("code") == 1 }.map { $0.int("value") }
+        try expect(values.prefix(4) == [1, 0, 1, 0], "caps lock events \(values)")
+        try expect(readTrigger(led).contains("[pattern]"), "trigger after: \(readTrigger(led))")
+        let after = readAttribute(path + "/pattern").split(separator: "\n").joined()
+        return "uid 65534 blinked through group-writable pattern/repeat without touching trigger; pattern after: '\(after)'"
+    }
+
     run("led-permission-denied") {
         let device = try ledDevice("FBS LED Locked")
         let name = try capsLockName(of: device)
@@ -121,9 +149,21 @@ private func capsLockName(of device: DeviceProgram) throws(CaseFailure) -> Strin
 
 /// The LED's `trigger` file as the kernel shows it, the active trigger bracketed.
 private func readTrigger(_ led: LEDInfo) -> String {
-    guard let file = fopen(led.path + "/trigger", "r") else { return "<unreadable>" }
+    readAttribute(led.path + "/trigger")
+}
+
+/// A sysfs file's content.
+private func readAttribute(_ path: String) -> String {
+    guard let file = fopen(path, "r") else { return "<unreadable>" }
     defer { fclose(file) }
     var buffer = [CChar](repeating: 0, count: 8192)
     let count = fread(&buffer, 1, buffer.count - 1, file)
     return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Writes a sysfs attribute as root would with `echo`.
+private func writeAttribute(_ path: String, _ value: String) throws(CaseFailure) {
+    guard let file = fopen(path, "w") else { throw CaseFailure("cannot open \(path): \(Errno(rawValue: errno))") }
+    defer { fclose(file) }
+    guard fputs(value, file) >= 0, fflush(file) == 0 else { throw CaseFailure("cannot write \(path): \(Errno(rawValue: errno))") }
 }

@@ -42,6 +42,9 @@ public final class LEDBlink: Sendable {
         var trigger: String
         var brightness: String
         var multiIntensity: String? = nil
+        /// Under the pattern trigger: the pattern running, and its `repeat`.
+        var pattern: String? = nil
+        var repeatCount: String? = nil
     }
 
     /// The blink that owns an LED now, by the LED's sysfs path: what the LED had before any of
@@ -91,6 +94,10 @@ public final class LEDBlink: Sendable {
                 saved = SavedState(
                     trigger: SysfsAttribute.triggers(try SysfsAttribute.read(path + "/trigger")).active,
                     brightness: try SysfsAttribute.read(path + "/brightness"))
+                if saved.trigger == "pattern" {
+                    saved.pattern = try? SysfsAttribute.read(path + "/pattern")
+                    saved.repeatCount = try? SysfsAttribute.read(path + "/repeat")
+                }
             }
             if intensities != nil && saved.multiIntensity == nil {
                 saved.multiIntensity = try SysfsAttribute.read(path + "/multi_intensity")
@@ -132,7 +139,12 @@ public final class LEDBlink: Sendable {
         let on = pattern.level(maximum: led.maximumBrightness)
         switch method {
         case .patternTrigger:
-            try SysfsAttribute.write(led.path + "/trigger", "pattern")
+            // An LED already on the pattern trigger keeps it: feedbackd's udev rule sets it and then
+            // lets a group write `pattern` and `repeat`, files that leaving and re-entering the
+            // trigger would make again, root's only.
+            if try currentTrigger(of: led) != "pattern" {
+                try SysfsAttribute.write(led.path + "/trigger", "pattern")
+            }
             // `repeat` first: each of the two writes (re)starts the pattern, and a pattern
             // started before its count is known would be restarted a moment later.
             try SysfsAttribute.write(led.path + "/repeat", pattern.repeatText)
@@ -183,10 +195,15 @@ public final class LEDBlink: Sendable {
         return LEDError(.unsupportedColor(color), source: led.path, detail: shows)
     }
 
-    /// Writes `saved` back. A saved `pattern` trigger (feedbackd's udev rule leaves LEDs on it)
-    /// is left through `none`: writing the active trigger's name again would keep our pattern.
-    /// The brightness is only written for `none`: under a trigger, the trigger sets it, and
-    /// writing 0 would remove the trigger again.
+    /// The LED's active trigger now.
+    private static func currentTrigger(of led: LEDInfo) throws(LEDError) -> String {
+        SysfsAttribute.triggers(try SysfsAttribute.read(led.path + "/trigger")).active
+    }
+
+    /// Writes `saved` back. The trigger is written only when it changed: under a saved `pattern`
+    /// trigger (feedbackd's udev rule leaves LEDs on it), the pattern it ran is written back, or one
+    /// that stays off when there was none. The brightness is only written for `none`: under a
+    /// trigger, the trigger sets it, and writing 0 would remove the trigger again.
     static func restore(_ saved: SavedState, on led: LEDInfo) throws(LEDError) {
         var first: LEDError?
         func attempt(_ file: String, _ value: String) {
@@ -196,8 +213,13 @@ public final class LEDBlink: Sendable {
                 if first == nil { first = error }
             }
         }
-        if saved.trigger == "pattern" { attempt("trigger", "none") }
-        attempt("trigger", saved.trigger)
+        if (try? currentTrigger(of: led)) != saved.trigger { attempt("trigger", saved.trigger) }
+        if saved.trigger == "pattern" {
+            let previous = saved.pattern.flatMap { $0.isEmpty ? nil : $0 }
+            // Off for a second, once: the trigger then stops with the LED off.
+            attempt("pattern", previous ?? "0 1000 0 0")
+            attempt("repeat", previous == nil ? "1" : saved.repeatCount ?? "-1")
+        }
         if saved.trigger == "none" { attempt("brightness", saved.brightness) }
         if let intensities = saved.multiIntensity { attempt("multi_intensity", intensities) }
         if let first { throw first }
