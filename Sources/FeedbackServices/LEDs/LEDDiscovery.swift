@@ -16,6 +16,8 @@ public enum LEDSelector: Sendable, Equatable {
 /// from `ROOT/run/udev/data/+leds:NAME`.
 ///
 /// The root is `/` unless told otherwise: tests build a fake sysfs tree of plain files.
+///
+/// Thread safety: a value; every method may be called from any thread (each reads sysfs afresh).
 public struct LEDDiscovery: Sendable {
     /// The directory everything is found under; `/` on a real system.
     public var root: String

@@ -11,6 +11,8 @@ public enum LEDColor: String, Sendable, Hashable, CaseIterable {
 }
 
 /// An LED class device as discovery found it under `/sys/class/leds`.
+///
+/// Thread safety: a value, a snapshot of sysfs when it was read; safe to share across threads.
 public struct LEDInfo: Sendable, Hashable {
     /// What kind of LED it is, and so how its colour is chosen.
     public enum Kind: Sendable, Hashable {

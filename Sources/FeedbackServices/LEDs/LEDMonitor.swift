@@ -5,8 +5,9 @@
 /// its properties (`FEEDBACKD_TYPE`); udev's own "change" or a later event brings the update as a
 /// `.disappeared` and `.appeared` pair.
 ///
-/// The handler runs on the monitor's own thread, once per change, in order. The monitor keeps
-/// watching until `cancel()`, which may be called from any thread, including the handler.
+/// Thread safety: the handler runs on the monitor's own thread, once per change, in order. The
+/// monitor keeps watching until `cancel()`, which may be called from any thread, including the
+/// handler; `current` may be read from any thread.
 public final class LEDMonitor: Sendable {
     /// A change in the set of LEDs.
     public enum Change: Sendable, Equatable {
