@@ -4,6 +4,8 @@ import Glibc
 ///
 /// `source` is the file concerned (`/sys/class/leds/input3::capslock/trigger`), or the LED
 /// directory or the scanned directory; `detail` carries the system's own words where there are any.
+///
+/// Thread safety: a value; safe to share across threads.
 public struct LEDError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Why the LED cannot do what was asked.
     public enum Reason: Sendable, Equatable {

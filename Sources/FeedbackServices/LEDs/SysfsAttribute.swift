@@ -2,6 +2,8 @@ import Glibc
 
 /// Reads and writes of sysfs attribute files, through `System` (which retries `EINTR`), each
 /// failure an `LEDError` naming the file.
+///
+/// Thread safety: stateless; any thread. Two threads writing one attribute race as two `echo`s would.
 enum SysfsAttribute {
     /// The most read of one attribute: sysfs attributes are a page at most, and `trigger`, the
     /// longest, lists a few dozen names.
