@@ -65,7 +65,8 @@ public final class LEDBlink: Sendable {
     ///   - color: nil leaves a multicolor LED's colour as it is; a single-colour LED must be known
     ///     to show it (`led.colors`).
     /// - Throws: `.unsupportedColor`; `.permissionDenied` naming the first file that may not be
-    ///   written (what was already changed is put back first); `.deviceGone`.
+    ///   written (what was already changed is put back first, and a blink of this process it
+    ///   would have taken over stays ended); `.deviceGone`.
     public init(led: LEDInfo, pattern: LEDBlinkPattern, color: LEDColor? = nil) throws(LEDError) {
         var intensities: [Int]?
         if let color {
@@ -86,30 +87,43 @@ public final class LEDBlink: Sendable {
         try Self.owners.withLock { (owners: inout [String: Owner]) throws(LEDError) in
             let previous = owners.removeValue(forKey: led.path)
             previous?.blinker?.stop()
-            let path = led.path
-            var saved: SavedState
-            if let previous {
-                saved = previous.saved
-            } else {
-                saved = SavedState(
-                    trigger: SysfsAttribute.triggers(try SysfsAttribute.read(path + "/trigger")).active,
-                    brightness: try SysfsAttribute.read(path + "/brightness"))
-                if saved.trigger == "pattern" {
-                    saved.pattern = try? SysfsAttribute.read(path + "/pattern")
-                    saved.repeatCount = try? SysfsAttribute.read(path + "/repeat")
-                }
-            }
-            if intensities != nil && saved.multiIntensity == nil {
-                saved.multiIntensity = try SysfsAttribute.read(path + "/multi_intensity")
+            let saved: SavedState
+            do throws(LEDError) {
+                saved = try Self.save(led, over: previous?.saved, withIntensities: intensities != nil)
+            } catch {
+                if let previous { try? Self.restore(previous.saved, on: led) }
+                throw error
             }
             do throws(LEDError) {
                 let blinker = try Self.start(pattern, method: method, intensities: intensities, on: led)
-                owners[path] = Owner(token: token, saved: saved, blinker: blinker)
+                owners[led.path] = Owner(token: token, saved: saved, blinker: blinker)
             } catch {
                 try? Self.restore(saved, on: led)
                 throw error
             }
         }
+    }
+
+    /// What `end()` will put back: what an earlier blink of this process saved, else the LED's
+    /// state now; the intensities too when the blink sets a colour.
+    private static func save(_ led: LEDInfo, over earlier: SavedState?, withIntensities: Bool) throws(LEDError) -> SavedState {
+        let path = led.path
+        var saved: SavedState
+        if let earlier {
+            saved = earlier
+        } else {
+            saved = SavedState(
+                trigger: SysfsAttribute.triggers(try SysfsAttribute.read(path + "/trigger")).active,
+                brightness: try SysfsAttribute.read(path + "/brightness"))
+            if saved.trigger == "pattern" {
+                saved.pattern = try? SysfsAttribute.read(path + "/pattern")
+                saved.repeatCount = try? SysfsAttribute.read(path + "/repeat")
+            }
+        }
+        if withIntensities && saved.multiIntensity == nil {
+            saved.multiIntensity = try SysfsAttribute.read(path + "/multi_intensity")
+        }
+        return saved
     }
 
     /// Starts a blink the way a feedbackd `Led` feedback does: on the LED `selector` picks
