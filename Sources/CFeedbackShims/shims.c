@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <string.h>
 #include <unistd.h>
 #include "CFeedbackShims.h"
 
@@ -60,3 +63,34 @@ int fbs_filter_c_stdio(void) {
 }
 
 int fbs_memfd(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
+
+int fbs_uevent_socket(void) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address;
+    memset(&address, 0, sizeof address);
+    address.nl_family = AF_NETLINK;
+    address.nl_groups = 1; // the kernel's own events; udev re-sends them on group 2 in its own format
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+long fbs_uevent_receive(int fd, void *buffer, unsigned long size) {
+    struct sockaddr_nl sender;
+    struct iovec part = {.iov_base = buffer, .iov_len = size};
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    memset(&sender, 0, sizeof sender);
+    message.msg_name = &sender;
+    message.msg_namelen = sizeof sender;
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    ssize_t received = recvmsg(fd, &message, 0);
+    if (received < 0) return -1;
+    return sender.nl_pid == 0 ? (long)received : 0;
+}

@@ -118,6 +118,18 @@ extension HapticsError: ReportedError {
     }
 }
 
+extension LEDError: ReportedError {
+    /// LEDs.
+    var exitCode: ExitCode {
+        switch reason {
+        case .permissionDenied: .noPermission
+        case .invalidArgument: .usage
+        case .ioError: .ioError
+        case .noDevice, .deviceGone, .unsupportedColor: .unavailable
+        }
+    }
+}
+
 extension PlaybackError: ReportedError {
     /// Audio outputs.
     var exitCode: ExitCode {

@@ -20,6 +20,7 @@ public enum FeedbackCommand {
         ListCommand.self,
         ThemeCommand.self,
         DevicesCommand.self,
+        LEDCommand.self,
         ProfileCommand.self,
         RegisterCommand.self,
         UnregisterCommand.self,

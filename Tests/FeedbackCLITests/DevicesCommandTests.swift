@@ -13,7 +13,8 @@ import Testing
 
     func devices(_ arguments: [String], server: String) -> (CommandResult, elapsed: Double) {
         let started = MonotonicClock.now
-        let vibrators = arguments.contains("--audio") ? [] : ["--input-dir", input.path]
+        // The vibrators and LEDs of an empty directory: none, whatever the machine has.
+        let vibrators = arguments.contains("--audio") ? [] : ["--input-dir", input.path, "--sysfs-root", input.path]
         let result = runProcess(feedbackctlBinary, ["devices"] + vibrators + arguments, environment: ["PULSE_SERVER=\(server)"])
         return (result, MonotonicClock.now - started)
     }
@@ -44,13 +45,14 @@ import Testing
         #expect((object["canberra"] as? [String: Any])?["available"] as? Bool == true)
         #expect(object["audioError"] == nil)
         #expect((object["vibrators"] as? [Any])?.isEmpty == true)
+        #expect((object["leds"] as? [Any])?.isEmpty == true)
 
         let (text, _) = devices([], server: server)
         #expect(text.status == 0)
         #expect(text.output.hasPrefix("Sound server: pulseaudio "))
         #expect(text.output.contains("  feedbackservices (default)\n    description: Null Output\n"))
         #expect(text.output.contains("libcanberra: available\n"))
-        #expect(text.output.hasSuffix("\nNo vibrators in \(input.path).\n"))
+        #expect(text.output.hasSuffix("\nNo vibrators in \(input.path).\n\nNo LEDs in \(input.path)/sys/class/leds.\n"))
     }
 
     @Test func noServerIsSaidPromptlyAndTheVibratorsAreStillListed() throws {
@@ -63,10 +65,11 @@ import Testing
         #expect(object["audioError"] as? String == "no PulseAudio server at \(address) (PULSE_SERVER): Connection refused")
         #expect((object["canberra"] as? [String: Any])?["available"] as? Bool == false)
         #expect((object["vibrators"] as? [Any])?.isEmpty == true)
+        #expect((object["leds"] as? [Any])?.isEmpty == true)
 
         let (text, _) = devices([], server: address)
         #expect(text.output.hasPrefix("Sound server: none\n  no PulseAudio server at \(address) (PULSE_SERVER)"))
-        #expect(text.output.hasSuffix("No vibrators in \(input.path).\n"))
+        #expect(text.output.hasSuffix("No vibrators in \(input.path).\n\nNo LEDs in \(input.path)/sys/class/leds.\n"))
 
         let audio = runProcess(feedbackctlBinary, ["devices", "--audio"], environment: ["PULSE_SERVER=\(address)"])
         #expect(audio.status == 69)
@@ -85,6 +88,7 @@ import Testing
 
     @Test(arguments: [
         (["devices", "--audio", "--vibrators"], "--audio and --vibrators exclude each other"),
+        (["devices", "--vibrators", "--leds"], "--vibrators and --leds exclude each other"),
         (["devices", "--audio", "--input-dir", "/dev/input"], "--input-dir lists vibrators"),
     ])
     func usageErrors(arguments: [String], message: String) {

@@ -14,7 +14,7 @@ guard arguments.count == 2 else {
 }
 let program = arguments[1]
 // A case that hangs must not hang the VM until the host's timeout: end the run instead.
-alarm(120)
+alarm(300)
 nonisolated(unsafe) var failures = 0
 
 /// Runs one case; it returns a note (timing errors) for the report. A case that misses only a
@@ -499,6 +499,8 @@ run("feedback-manager-profile-matrix") {
 run("daemon-haptic-vibrate-and-rumble") {
     try daemonCase { (name: String) throws(CaseFailure) in try device(name) }
 }
+
+runLEDCases()
 
 print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed)")
 exit(failures == 0 ? 0 : 1)

@@ -1,9 +1,13 @@
 // A force-feedback device made with uinput, for the haptics VM test. It answers the kernel's
 // upload and erase requests as a driver would and records, one line each with the kernel's
 // CLOCK_MONOTONIC stamp of the event in microseconds, every upload, erase, play, stop and gain.
+// With the capability "leds" it also declares keyboard LEDs (EV_LED: num, caps and scroll lock),
+// for which the kernel's input-leds makes LED class devices (inputN::capslock), and records each
+// LED event the LED core sends ("LED code=1 value=1").
 //
 // usage: uinput-ff-device NAME CAPS MAX LOG
-//   CAPS: comma-separated rumble,periodic,sine,square,gain   MAX: ff_effects_max
+//   CAPS: comma-separated rumble,periodic,sine,square,gain,leds   MAX: ff_effects_max (0 without
+//   force-feedback capabilities)
 // Prints "READY /dev/input/eventN" once the node exists; SIGTERM destroys the device and exits.
 #define _GNU_SOURCE // SCHED_IDLE
 #include <dirent.h>
@@ -71,10 +75,17 @@ int main(int argc, char **argv) {
 
     int fd = open("/dev/uinput", O_RDWR | O_NONBLOCK | O_CLOEXEC);
     check(fd, "/dev/uinput");
-    check(ioctl(fd, UI_SET_EVBIT, EV_FF), "UI_SET_EVBIT");
     char caps[256];
     snprintf(caps, sizeof caps, "%s", argv[2]);
     for (char *cap = strtok(caps, ","); cap; cap = strtok(NULL, ",")) {
+        if (!strcmp(cap, "leds")) {
+            check(ioctl(fd, UI_SET_EVBIT, EV_LED), "UI_SET_EVBIT EV_LED");
+            int leds[] = {LED_NUML, LED_CAPSL, LED_SCROLLL};
+            for (unsigned i = 0; i < sizeof leds / sizeof leds[0]; i++) check(ioctl(fd, UI_SET_LEDBIT, leds[i]), "UI_SET_LEDBIT");
+            continue;
+        }
+        // uinput refuses EV_FF without effect slots, so the bit comes with the first effect.
+        check(ioctl(fd, UI_SET_EVBIT, EV_FF), "UI_SET_EVBIT");
         int bit = !strcmp(cap, "rumble") ? FF_RUMBLE : !strcmp(cap, "periodic") ? FF_PERIODIC
                 : !strcmp(cap, "sine") ? FF_SINE : !strcmp(cap, "square") ? FF_SQUARE
                 : !strcmp(cap, "gain") ? FF_GAIN : -1;
@@ -147,6 +158,8 @@ int main(int argc, char **argv) {
                 check(ioctl(fd, UI_END_FF_ERASE, &erase), "UI_END_FF_ERASE");
             } else if (event.type == EV_FF && event.code == FF_GAIN) {
                 fprintf(log, "%lld GAIN value=%d\n", time, event.value);
+            } else if (event.type == EV_LED) {
+                fprintf(log, "%lld LED code=%u value=%d\n", time, event.code, event.value);
             } else if (event.type == EV_FF) {
                 fprintf(log, "%lld %s id=%u value=%d\n", time, event.value ? "PLAY" : "STOP", event.code, event.value);
             }

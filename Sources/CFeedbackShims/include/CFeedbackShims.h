@@ -82,3 +82,12 @@ void __tsan_release(void *address);
 static inline void fbs_tsan_acquire(void *address) { __tsan_acquire(address); }
 /// `__tsan_release`: what the caller did happens before the next acquire at `address`.
 static inline void fbs_tsan_release(void *address) { __tsan_release(address); }
+
+/// A `NETLINK_KOBJECT_UEVENT` socket bound to the kernel's multicast group 1, non-blocking and
+/// close-on-exec: the kernel's device add/remove/change events, which sysfs does not report through
+/// inotify. Any user may bind it. Returns the descriptor, or -1 with `errno` set.
+int fbs_uevent_socket(void);
+/// Receives one uevent datagram from `fd` into `buffer` (`recvmsg`). Returns its length; 0 for a
+/// datagram some process rather than the kernel sent (it is dropped, so nothing can forge a device);
+/// -1 with `errno` set (`EAGAIN` when none is waiting).
+long fbs_uevent_receive(int fd, void *buffer, unsigned long size);

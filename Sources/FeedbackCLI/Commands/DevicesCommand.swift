@@ -1,10 +1,10 @@
 import FeedbackServices
 
-/// `feedbackctl devices [--audio|--vibrators] [--json] [--input-dir DIR]`: the sound server and its
-/// sinks, libcanberra, and the vibrators this machine has.
+/// `feedbackctl devices [--audio|--vibrators|--leds] [--json] [--input-dir DIR] [--sysfs-root DIR]`:
+/// the sound server and its sinks, libcanberra, and the vibrators and LEDs this machine has.
 enum DevicesCommand: Subcommand {
     static let name = "devices"
-    static let abstract = "List the sound server, its outputs and the vibrators"
+    static let abstract = "List the sound server, its outputs, the vibrators and the LEDs"
     static let discussion: [Paragraph] = [
         """
         The audio side is the PulseAudio server the engine plays on (PULSE_SERVER, else the
@@ -18,27 +18,34 @@ enum DevicesCommand: Subcommand {
         effects. Each is listed with its node, name, supported effects and how many effects it
         holds at once.
         """,
+        """
+        An LED is a class device under /sys/class/leds, listed as `feedbackctl led list` lists it.
+        """,
     ]
 
     static let audio = Option("--audio", help: "List only the audio side; no sound server is then an error (69)")
     static let vibrators = Option("--vibrators", help: "List only the vibrators")
+    static let leds = Option("--leds", help: "List only the LEDs")
     static let json = Option.json(
         """
         Print one JSON object: {"version", "audio": {"server": {"name",
         "version", "address", "pipewire"}, "sinks": [{"name",
         "description", "default", "format", "rate", "channels",
         "state"}]}, "canberra": {"available", "error"}, "vibrators":
-        [{"path", "name", "effects", "maximumEffects", "gain"}]}; audio is
-        null when no server answered and "audioError" says why, vibrators
-        likewise with "vibratorsError"; with --audio or --vibrators only
-        that side's members are present
+        [{"path", "name", "effects", "maximumEffects", "gain"}], "leds":
+        [as led list --json]}; audio is null when no server answered and
+        "audioError" says why, vibrators and leds likewise with
+        "vibratorsError" and "ledsError"; with --audio, --vibrators or
+        --leds only that side's members are present
         """)
     static let inputDirectory = Option("--input-dir", value: "DIR", .directory, help: "Scan DIR instead of /dev/input")
-    static let options = [audio, vibrators, json, inputDirectory]
-    static let usage: [[UsageItem]] = [[.oneOf([audio, vibrators]), .optional([json, inputDirectory])]]
+    static let options = [audio, vibrators, leds, json, inputDirectory, LEDCommand.root]
+    static let usage: [[UsageItem]] = [
+        [.oneOf([audio, vibrators, leds]), .optional([json, inputDirectory, LEDCommand.root])]
+    ]
 
     static let exitStatus: String? = """
-        0 also when there is no sound server or no vibrator; 64 bad options; 69 with
+        0 also when there is no sound server, vibrator or LED; 64 bad options; 69 with
         --audio, when no sound server answers; 77 when the only candidate vibrator nodes may
         not be opened (add the user to the 'input' group or give the device a udev
         'uaccess' tag).
@@ -58,6 +65,8 @@ enum DevicesCommand: Subcommand {
         var canberra: Canberra?
         var vibrators: Nullable<[Vibrator]>?
         var vibratorsError: String?
+        var leds: Nullable<[LEDCommand.ListReport.LED]>?
+        var ledsError: String?
 
         struct Audio: Encodable {
             let server: Server
@@ -101,9 +110,11 @@ enum DevicesCommand: Subcommand {
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
         let audioOnly = parser.flag(Self.audio)
         let vibratorsOnly = parser.flag(Self.vibrators)
+        let ledsOnly = parser.flag(Self.leds)
         let inputDirectory = parser.value(Self.inputDirectory)
-        if audioOnly && vibratorsOnly {
-            throw CommandError.usage("\(Self.audio.name) and \(Self.vibrators.name) exclude each other")
+        let only = [(audioOnly, Self.audio), (vibratorsOnly, Self.vibrators), (ledsOnly, Self.leds)].filter(\.0).map(\.1.name)
+        if only.count > 1 {
+            throw CommandError.usage(only.joined(separator: " and ") + " exclude each other")
         }
         if audioOnly && inputDirectory != nil {
             throw CommandError.usage("\(Self.inputDirectory.name) lists vibrators; it does not go with \(Self.audio.name)")
@@ -114,7 +125,7 @@ enum DevicesCommand: Subcommand {
         var text: [String] = []
         var failure: CommandError?
 
-        if !vibratorsOnly {
+        if !vibratorsOnly && !ledsOnly {
             let server = Result { () throws(SoundServerError) in try SoundServerInfo.query(timeout: timeout) }
             // libcanberra plays through the same server, so it is only tried when that answered:
             // a silent server is not waited for twice, and libcanberra's connection, which may
@@ -144,7 +155,7 @@ enum DevicesCommand: Subcommand {
             }
         }
 
-        if !audioOnly {
+        if !audioOnly && !ledsOnly {
             do {
                 let vibrators = try VibratorDiscovery(directory: directory).vibrators()
                 report.vibrators = Nullable(vibrators.map(vibratorReport))
@@ -156,6 +167,21 @@ enum DevicesCommand: Subcommand {
                 report.vibrators = Nullable(nil)
                 report.vibratorsError = error.description
                 failure = CommandError(error)
+            }
+        }
+
+        if !audioOnly && !vibratorsOnly {
+            let discovery = LEDDiscovery(root: parser.value(LEDCommand.root) ?? "/")
+            do {
+                let leds = try discovery.leds()
+                report.leds = Nullable(leds.map(LEDCommand.listEntry))
+                if !text.isEmpty { text.append("") }
+                text += leds.isEmpty ? ["No LEDs in \(discovery.directory)."] : leds.flatMap(LEDCommand.ledText)
+            } catch {
+                if ledsOnly { throw CommandError(error) }
+                report.leds = Nullable(nil)
+                report.ledsError = error.description
+                failure = failure ?? CommandError(error)
             }
         }
 

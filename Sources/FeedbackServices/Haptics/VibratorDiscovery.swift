@@ -72,11 +72,8 @@ public struct VibratorDiscovery: Sendable {
 
     /// The `event<N>` entries of the directory, ordered by N.
     func nodePaths() -> [String] {
-        guard let stream = opendir(directory) else { return [] }
-        defer { closedir(stream) }
         var numbered: [(Int, String)] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in (try? System.directoryEntries(directory)) ?? [] {
             guard name.hasPrefix("event"), let number = Int(name.dropFirst(5)) else { continue }
             numbered.append((number, directory + "/" + name))
         }

@@ -94,6 +94,20 @@ package enum System {
         _ = try retryingInterrupts { lockFile(fd, operation) }
     }
 
+    /// The names in directory `path`, `.` and `..` left out, in the order the file system gives
+    /// them (`opendir(3)`, `readdir(3)`).
+    /// - Throws: `Errno` when the directory cannot be opened (`ENOENT`, `EACCES`, `ENOTDIR`).
+    static func directoryEntries(_ path: String) throws(Errno) -> [String] {
+        guard let stream = opendir(path) else { throw Errno.current }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Waits for child `pid` to change state (`waitpid(2)`).
     /// - Returns: the child's pid (0 with `WNOHANG` while it runs on) and its wait status.
     package static func waitpid(_ pid: Int32, options: Int32 = 0) throws(Errno) -> (pid: Int32, status: Int32) {
