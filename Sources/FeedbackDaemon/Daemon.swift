@@ -6,12 +6,14 @@ import Glibc
 ///
 /// Exit codes (sysexits.h): 0 after SIGTERM/SIGINT or when another instance took the name over
 /// (`--replace`); 64 for a usage error; 66 when the theme cannot be read; 69 when the session bus
-/// cannot be reached or goes away, or another process owns `org.sigxcpu.Feedback` and did not let
-/// it go (the message names its PID and how to stop it).
+/// cannot be reached or goes away, or another process owns `org.sigxcpu.Feedback` (or
+/// `org.feedbackservices.SystemSounds1`) and did not let it go (the message names its PID and how
+/// to stop it).
 package enum Daemon {
     /// The usage text `--help` prints.
     package static let usage = """
-        OVERVIEW: The FeedbackServices session service: feedbackd's org.sigxcpu.Feedback on the session bus
+        OVERVIEW: The FeedbackServices session service: feedbackd's org.sigxcpu.Feedback and our
+        org.feedbackservices.SystemSounds1 on the session bus
 
         USAGE: feedbackservicesd [--replace]
 
@@ -68,14 +70,24 @@ package enum Daemon {
             log("Error: cannot connect to the session bus: \(error.message)")
             return 69
         }
-        let manager = FeedbackManager(settings: FeedbackSettings(environment: environment))
+        // Clients' own sounds (SystemSounds1.RegisterFD) get IDs in the service range.
+        let registry = SoundRegistry(
+            decoder: SoundDecoder(), firstID: SoundIDRange.serviceIDs.lowerBound,
+            lastID: SoundIDRange.serviceIDs.upperBound, persistentRegistry: try? SoundRegistryFile(environment: environment))
+        let manager = FeedbackManager(registry: registry, settings: FeedbackSettings(environment: environment))
         let service = FeedbackService(manager: manager, theme: theme, log: log)
+        let sounds = SystemSoundsService(manager: manager, log: log)
         do throws(BusError) {
             var taken: Int32??
             try connection.setUp { (bus) throws(BusError) in
                 try service.export(on: bus)
-                try bus.onSignal(SIGTERM) { service.stop(bus: $0) }
-                try bus.onSignal(SIGINT) { service.stop(bus: $0) }
+                try sounds.export(on: bus)
+                let stop = { (bus: BusContext) in
+                    sounds.stop(bus: bus)
+                    service.stop(bus: bus)
+                }
+                try bus.onSignal(SIGTERM, stop)
+                try bus.onSignal(SIGINT, stop)
                 // Taken over by `feedbackservicesd --replace`: stop as for SIGTERM.
                 try bus.subscribe(
                     sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
@@ -83,10 +95,13 @@ package enum Daemon {
                 ) { message, bus in
                     if (try? message.readString()) == FeedbackService.busName {
                         log("another instance took \(FeedbackService.busName) over; stopping")
-                        service.stop(bus: bus)
+                        stop(bus)
                     }
                 }
                 if case .taken(let owner) = try bus.requestName(FeedbackService.busName, replace: replace) {
+                    taken = .some(owner)
+                } else if case .taken(let owner) = try bus.requestName(SystemSoundsService.busName, replace: replace) {
+                    // Only another feedbackservicesd could own it (no other program implements it).
                     taken = .some(owner)
                 }
             }
@@ -100,7 +115,7 @@ package enum Daemon {
         }
         // The sound server connection opens now, so the first feedback does not wait for it.
         manager.prepareAudioOutput()
-        log("serving \(FeedbackService.busName) at \(FeedbackService.objectPath)")
+        log("serving \(FeedbackService.busName) at \(FeedbackService.objectPath) and \(SystemSoundsService.busName) at \(SystemSoundsService.objectPath)")
         do {
             try connection.start()
         } catch {

@@ -97,11 +97,18 @@ package struct BusContext {
         connection.registrations.slots.append(slot!)
     }
 
-    /// Sends a signal (`sd_bus_message_new_signal`, `sd_bus_send`).
-    package func emitSignal(path: String, interface: String, member: String, _ values: [BusValue]) throws(BusError) {
+    /// Sends a signal (`sd_bus_message_new_signal`, `sd_bus_send`): to every connection that
+    /// subscribed, or only to `destination` (a unique name) when given
+    /// (`sd_bus_message_set_destination`), so that what concerns one client reaches no other.
+    package func emitSignal(
+        path: String, interface: String, member: String, destination: String? = nil, _ values: [BusValue]
+    ) throws(BusError) {
         var handle: OpaquePointer?
         try check(sd_bus_message_new_signal(bus, &handle, path, interface, member), "creating the signal \(member)")
         let message = BusMessage(adopting: handle!)
+        if let destination {
+            try check(sd_bus_message_set_destination(message.handle, destination), "addressing the signal \(member)")
+        }
         for value in values { try message.append(value) }
         try check(sd_bus_send(bus, message.handle, nil), "sending the signal \(member)")
     }
@@ -133,6 +140,21 @@ package struct BusContext {
                 }, userdata),
             "subscribing to \(member ?? "signals")")
         connection.registrations.slots.append(slot!)
+    }
+
+    /// Calls `handler` on the bus thread with a client's unique name (`:1.42`) when it leaves the
+    /// bus (`NameOwnerChanged` with no new owner). Every service that keeps state per client
+    /// subscribes through this one place.
+    package func onClientLeft(_ handler: @escaping (String, BusContext) -> Void) throws(BusError) {
+        try subscribe(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged"
+        ) { message, bus in
+            guard let name = try? message.readString(), name.hasPrefix(":"), (try? message.readString()) != nil,
+                (try? message.readString()) == ""
+            else { return }
+            handler(name, bus)
+        }
     }
 
     /// Calls `handler` on the bus thread when the process receives `signal` (`sd_event_add_signal`).

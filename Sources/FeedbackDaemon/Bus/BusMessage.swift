@@ -50,6 +50,16 @@ package final class BusMessage {
         return value
     }
 
+    /// The next argument, a file descriptor (`h`), duplicated (close-on-exec): the message owns the
+    /// one it carries, the caller owns and must close the one returned.
+    package func readFileDescriptor() throws(BusError) -> Int32 {
+        var descriptor: Int32 = -1
+        try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "h")), &descriptor), "reading a file descriptor")
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
+        guard copy >= 0 else { throw BusError(code: errno, "duplicating a passed file descriptor") }
+        return copy
+    }
+
     /// The next argument, a value of the basic type `signature` (`s`, `u`, `i`, `b`, `d`).
     package func readBasic(_ signature: String) throws(BusError) -> BusValue {
         switch signature {
@@ -96,11 +106,20 @@ package final class BusMessage {
         return entries
     }
 
-    /// Appends `value` (`sd_bus_message_append_basic`).
+    /// Appends `value` (`sd_bus_message_append_basic`; containers with
+    /// `sd_bus_message_open_container`).
     func append(_ value: BusValue) throws(BusError) {
         let type = CChar(bitPattern: value.typeCode)
         let result: Int32
         switch value {
+        case .structures(let signature, let rows):
+            try check(sd_bus_message_open_container(handle, type, "(\(signature))"), "opening an array")
+            for row in rows {
+                try check(sd_bus_message_open_container(handle, CChar(UInt8(ascii: "r")), signature), "opening a structure")
+                for field in row { try append(field) }
+                try check(sd_bus_message_close_container(handle), "closing a structure")
+            }
+            result = sd_bus_message_close_container(handle)
         case .string(let text): result = text.withCString { sd_bus_message_append_basic(handle, type, $0) }
         case .uint32(var number): result = sd_bus_message_append_basic(handle, type, &number)
         case .int32(var number): result = sd_bus_message_append_basic(handle, type, &number)

@@ -11,6 +11,9 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
     case boolean(Bool)
     /// `d`
     case double(Double)
+    /// `a(…)`: an array of structures whose fields have the basic types of `signature` (`usd` for
+    /// `a(usd)`), each row one structure.
+    case structures(signature: String, [[BusValue]])
 
     /// The value's D-Bus type code.
     var typeCode: UInt8 {
@@ -20,6 +23,7 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
         case .int32: UInt8(ascii: "i")
         case .boolean: UInt8(ascii: "b")
         case .double: UInt8(ascii: "d")
+        case .structures: UInt8(ascii: "a")
         }
     }
 
@@ -36,6 +40,7 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
         case .int32(let value): "\(value)"
         case .boolean(let value): "\(value)"
         case .double(let value): "\(value)"
+        case .structures(_, let rows): "[\(rows.map { "(\($0.map(\.description).joined(separator: ", ")))" }.joined(separator: ", "))]"
         }
     }
 }
