@@ -1,3 +1,4 @@
+import FeedbackBus
 import FeedbackServices
 import FoundationEssentials
 import Glibc
@@ -100,7 +101,7 @@ package enum Daemon {
                 }
                 if case .taken(let owner) = try bus.requestName(FeedbackService.busName, replace: replace) {
                     taken = .some(owner)
-                } else if case .taken(let owner) = try bus.requestName(SystemSoundsService.busName, replace: replace) {
+                } else if case .taken(let owner) = try bus.requestName(SystemSounds1.busName, replace: replace) {
                     // Only another feedbackservicesd could own it (no other program implements it).
                     taken = .some(owner)
                 }
@@ -115,7 +116,7 @@ package enum Daemon {
         }
         // The sound server connection opens now, so the first feedback does not wait for it.
         manager.prepareAudioOutput()
-        log("serving \(FeedbackService.busName) at \(FeedbackService.objectPath) and \(SystemSoundsService.busName) at \(SystemSoundsService.objectPath)")
+        log("serving \(FeedbackService.busName) at \(FeedbackService.objectPath) and \(SystemSounds1.busName) at \(SystemSounds1.objectPath)")
         do {
             try connection.start()
         } catch {

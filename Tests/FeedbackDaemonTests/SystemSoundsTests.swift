@@ -1,3 +1,4 @@
+import FeedbackBus
 import FeedbackDaemon
 import FeedbackServices
 import FeedbackTestSupport
@@ -53,8 +54,8 @@ struct SystemSoundsTests {
         runProcess(
             DaemonTools.gdbus,
             [
-                "call", "--session", "--dest", SystemSoundsService.busName, "--object-path", SystemSoundsService.objectPath,
-                "--method", "\(SystemSoundsService.interface).\(method)", "--",
+                "call", "--session", "--dest", SystemSounds1.busName, "--object-path", SystemSounds1.objectPath,
+                "--method", "\(SystemSounds1.interface).\(method)", "--",
             ] + arguments, environment: harness.environment().map { "\($0.key)=\($0.value)" })
     }
 
@@ -69,18 +70,18 @@ struct SystemSoundsTests {
     @Test func servedIntrospectionIsTheShippedXML() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()
-        #expect(harness.ownerPID(of: SystemSoundsService.busName) == harness.daemon?.pid)
+        #expect(harness.ownerPID(of: SystemSounds1.busName) == harness.daemon?.pid)
         let served = harness.gdbus(
-            "introspect", "--session", "--xml", "--dest", SystemSoundsService.busName, "--object-path",
-            SystemSoundsService.objectPath)
+            "introspect", "--session", "--xml", "--dest", SystemSounds1.busName, "--object-path",
+            SystemSounds1.objectPath)
         try #require(served.status == 0, "\(served.errors)")
         var root = "\(#filePath)"
         for _ in 0..<3 { root = String(root[..<root.lastIndex(of: "/")!]) }
         let shipped = try String(
             contentsOfFile: "\(root)/share/dbus-1/interfaces/org.feedbackservices.SystemSounds1.xml", encoding: .utf8)
-        let members = Self.members(of: SystemSoundsService.interface, in: shipped)
+        let members = Self.members(of: SystemSounds1.interface, in: shipped)
         #expect(!members.isEmpty)
-        #expect(Self.members(of: SystemSoundsService.interface, in: served.output) == members)
+        #expect(Self.members(of: SystemSounds1.interface, in: served.output) == members)
     }
 
     /// The members of `interface` in introspection XML, each tag as "kind attribute=value …" with
@@ -258,8 +259,8 @@ struct SystemSoundsTests {
         let escape = gdbusCall(harness, "PlayEvent", "../../etc/passwd", "{}")
         #expect(escape.status != 0, "\(escape.output)")
         let state = harness.gdbus(
-            "call", "--session", "--dest", SystemSoundsService.busName, "--object-path", SystemSoundsService.objectPath,
-            "--method", "org.freedesktop.DBus.Properties.Get", SystemSoundsService.interface, "Profile")
+            "call", "--session", "--dest", SystemSounds1.busName, "--object-path", SystemSounds1.objectPath,
+            "--method", "org.freedesktop.DBus.Properties.Get", SystemSounds1.interface, "Profile")
         #expect(state.output == "(<'full'>,)\n", "\(state.errors)")
         // It still serves.
         #expect(gdbusCall(harness, "ListSounds").status == 0)

@@ -1,4 +1,5 @@
 import Dispatch
+package import FeedbackBus
 package import FeedbackServices
 import Synchronization
 

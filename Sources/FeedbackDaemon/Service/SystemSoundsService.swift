@@ -1,10 +1,12 @@
 import Dispatch
+package import FeedbackBus
 package import FeedbackServices
 import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// Our own interface, `org.feedbackservices.SystemSounds1` at `/org/feedbackservices/SystemSounds1`:
+/// Our own interface, `org.feedbackservices.SystemSounds1` at `/org/feedbackservices/SystemSounds1`
+/// (the names: `SystemSounds1`):
 /// AudioServices over D-Bus. Every play goes through the one `FeedbackManager`, as
 /// `org.sigxcpu.Feedback`'s do; `share/dbus-1/interfaces/org.feedbackservices.SystemSounds1.xml`
 /// documents each member for clients.
@@ -18,7 +20,7 @@ import Synchronization
 ///   (`NoSuchSound`, `BadSound`); everything else ends with `PlayEnded`.
 /// - `PlayEnded(u play, s how, s why)`: exactly once per play, sent to the caller only (a unicast
 ///   signal). `how` is `finished`, `stopped` or `failed`; `why` starts with a word from a fixed
-///   list (`SystemSoundsService.Why`), then, after ": ", an explanation for people.
+///   list (`SystemSounds1.Why`), then, after ": ", an explanation for people.
 /// - `Stop(u play)`, `StopAll() → u count`: the caller's plays only (another's: `AccessDenied`;
 ///   one that already ended: nothing, as a stop may cross its `PlayEnded`).
 /// - `Register(s path) → u id`: the persistent registry (registry.json, as `feedbackctl register`);
@@ -40,13 +42,6 @@ import Synchronization
 /// Thread safety: the bus thread calls the handler methods; the state is behind a Mutex, and the
 /// manager's completions are handed to the bus thread, so signals go out in order there.
 package final class SystemSoundsService: BusObjectHandler, Sendable {
-    /// The well-known name, owned beside `org.sigxcpu.Feedback`: a client that finds it knows it
-    /// talks to feedbackservicesd, not feedbackd.
-    package static let busName = "org.feedbackservices.SystemSounds1"
-    /// The object.
-    package static let objectPath = "/org/feedbackservices/SystemSounds1"
-    /// The interface.
-    package static let interface = "org.feedbackservices.SystemSounds1"
     /// Its members.
     package static let members: [BusMember] = [
         .method("Play", signature: "ua{sv}", result: "u", names: ["id", "options", "play"]),
@@ -63,36 +58,6 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         .property("SoundTheme", signature: "s", writable: false, emitsChange: false),
         .property("AudioOutput", signature: "s", writable: false, emitsChange: false),
     ]
-
-    /// This interface's own errors (the others are the standard `org.freedesktop.DBus.Error.*`).
-    package enum ErrorName {
-        /// No sound has this ID, or the theme has no sound for the event.
-        package static let noSuchSound = "org.feedbackservices.SystemSounds1.Error.NoSuchSound"
-        /// The sound's file cannot be read or decoded, or the registry is damaged.
-        package static let badSound = "org.feedbackservices.SystemSounds1.Error.BadSound"
-    }
-
-    /// The first word of `PlayEnded`'s `why`.
-    package enum Why {
-        /// finished: the sound (and vibration) played to the end.
-        package static let played = "played"
-        /// finished: the profile allowed no part of it.
-        package static let silenced = "silenced"
-        /// finished: the sound theme disables the event on purpose.
-        package static let disabled = "disabled"
-        /// finished: an ID that only vibrates vibrated.
-        package static let vibrated = "vibrated"
-        /// stopped: `Stop` or `StopAll`.
-        package static let stopCalled = "stop"
-        /// stopped: the service is stopping (SIGTERM, replaced).
-        package static let serviceStopping = "service-stopping"
-        /// failed: no sound server could be used.
-        package static let noAudioOutput = "no-audio-output"
-        /// failed: no vibrator for an ID that only vibrates.
-        package static let noVibrator = "no-vibrator"
-        /// failed: anything else (the explanation says what).
-        package static let error = "error"
-    }
 
     /// How much one client may ask for. A value; safe to share across threads.
     package struct Limits: Sendable, Equatable {
@@ -152,7 +117,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
 
     /// Serves the interface on `bus` and follows clients leaving the bus.
     package func export(on bus: BusContext) throws(BusError) {
-        try bus.export(path: Self.objectPath, interface: Self.interface, members: Self.members, handler: self)
+        try bus.export(path: SystemSounds1.objectPath, interface: SystemSounds1.interface, members: Self.members, handler: self)
         try bus.onClientLeft { [self] name, _ in clientLeft(name) }
     }
 
@@ -247,13 +212,13 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     {
         if case .id(let id) = alert, SoundIDRange(id) == .service {
             guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
-                throw BusError(name: ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
+                throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
             }
             guard owner == client else { throw .accessDenied("sound \(id) belongs to another client") }
         }
         if case .id(let id) = alert, SoundIDRange(id) == .processLocal {
             throw BusError(
-                name: ErrorName.noSuchSound,
+                name: SystemSounds1.ErrorName.noSuchSound,
                 message: "\(id) is a process-local sound ID (\(SoundIDRange.processLocal)): only its own process can play it")
         }
         let sound: ResolvedAlertSound
@@ -290,14 +255,14 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     static func refusal(_ error: FeedbackError) -> BusError {
         switch error {
         case .catalog, .theme, .invalidName:
-            return BusError(name: ErrorName.noSuchSound, message: error.description)
+            return BusError(name: SystemSounds1.ErrorName.noSuchSound, message: error.description)
         case .registry(let registryError):
             if case .unknownSoundID = registryError.reason {
-                return BusError(name: ErrorName.noSuchSound, message: error.description)
+                return BusError(name: SystemSounds1.ErrorName.noSuchSound, message: error.description)
             }
-            return BusError(name: ErrorName.badSound, message: error.description)
+            return BusError(name: SystemSounds1.ErrorName.badSound, message: error.description)
         case .sound:
-            return BusError(name: ErrorName.badSound, message: error.description)
+            return BusError(name: SystemSounds1.ErrorName.badSound, message: error.description)
         case .playback, .haptics:
             return .failed(error.description)
         }
@@ -309,7 +274,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             guard let running = state.plays[play] else { return nil }
             guard running.client == client else { throw .accessDenied("play \(play) belongs to another client") }
             guard running.stopReason == nil else { return nil }
-            state.plays[play]?.stopReason = Why.stopCalled
+            state.plays[play]?.stopReason = SystemSounds1.Why.stopCalled
             return running.playback
         }
         playback?.stop()
@@ -319,7 +284,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         let playbacks = state.withLock { state in
             var playbacks: [FeedbackPlayback] = []
             for (id, play) in state.plays where play.client == client && play.stopReason == nil {
-                state.plays[id]?.stopReason = Why.stopCalled
+                state.plays[id]?.stopReason = SystemSounds1.Why.stopCalled
                 if let playback = play.playback { playbacks.append(playback) }
             }
             return playbacks
@@ -333,40 +298,40 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         // Nil: the service stopping reported it already.
         guard let ended = state.withLock({ $0.plays.removeValue(forKey: play) }) else { return }
         let (how, why) = Self.outcome(result, stopReason: ended.stopReason)
-        if how == "failed" { log("play \(play) of \(ended.what) (client \(ended.client)) failed: \(why)") }
+        if how == .failed { log("play \(play) of \(ended.what) (client \(ended.client)) failed: \(why)") }
         if ended.clientGone { return }
         emitEnded(play, how: how, why: why, to: ended.client, bus: bus)
     }
 
     /// `PlayEnded`'s `how` and `why` for a result.
-    static func outcome(_ result: FeedbackResult, stopReason: String?) -> (how: String, why: String) {
+    static func outcome(_ result: FeedbackResult, stopReason: String?) -> (how: SystemSounds1.How, why: String) {
         switch result.sound {
-        case .noAudioOutput(let error): return ("failed", "\(Why.noAudioOutput): \(error)")
-        case .failed(let error): return ("failed", "\(Why.error): \(error)")
-        case .stopped: return ("stopped", stopReason ?? Why.stopCalled)
+        case .noAudioOutput(let error): return (.failed, "\(SystemSounds1.Why.noAudioOutput): \(error)")
+        case .failed(let error): return (.failed, "\(SystemSounds1.Why.error): \(error)")
+        case .stopped: return (.stopped, stopReason ?? SystemSounds1.Why.stopCalled)
         case .played: break
         case .silencedByProfile(let profile):
-            if !result.vibration.didVibrate { return ("finished", "\(Why.silenced): profile \(profile.rawValue)") }
-        case .disabledByTheme: return ("finished", Why.disabled)
+            if !result.vibration.didVibrate { return (.finished, "\(SystemSounds1.Why.silenced): profile \(profile.rawValue)") }
+        case .disabledByTheme: return (.finished, SystemSounds1.Why.disabled)
         case .notRequested: break
         }
         switch result.vibration {
-        case .stopped where result.sound == .notRequested: return ("stopped", stopReason ?? Why.stopCalled)
+        case .stopped where result.sound == .notRequested: return (.stopped, stopReason ?? SystemSounds1.Why.stopCalled)
         case .noVibrator(let error) where result.sound == .notRequested:
-            return ("failed", "\(Why.noVibrator): \(error)")
-        case .failed(let error) where result.sound == .notRequested: return ("failed", "\(Why.error): \(error)")
+            return (.failed, "\(SystemSounds1.Why.noVibrator): \(error)")
+        case .failed(let error) where result.sound == .notRequested: return (.failed, "\(SystemSounds1.Why.error): \(error)")
         case .silencedByProfile(let profile) where result.sound == .notRequested:
-            return ("finished", "\(Why.silenced): profile \(profile.rawValue)")
-        case .vibrated where result.sound == .notRequested: return ("finished", Why.vibrated)
-        default: return ("finished", Why.played)
+            return (.finished, "\(SystemSounds1.Why.silenced): profile \(profile.rawValue)")
+        case .vibrated where result.sound == .notRequested: return (.finished, SystemSounds1.Why.vibrated)
+        default: return (.finished, SystemSounds1.Why.played)
         }
     }
 
-    private func emitEnded(_ play: UInt32, how: String, why: String, to client: String, bus: BusContext) {
+    private func emitEnded(_ play: UInt32, how: SystemSounds1.How, why: String, to client: String, bus: BusContext) {
         do {
             try bus.emitSignal(
-                path: Self.objectPath, interface: Self.interface, member: "PlayEnded", destination: client,
-                [.uint32(play), .string(how), .string(why)])
+                path: SystemSounds1.objectPath, interface: SystemSounds1.interface, member: "PlayEnded", destination: client,
+                [.uint32(play), .string(how.rawValue), .string(why)])
         } catch {
             log("cannot send PlayEnded for play \(play) to \(client): \(error)")
         }
@@ -442,7 +407,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         switch SoundIDRange(id) {
         case .service:
             guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
-                throw BusError(name: ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
+                throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
             }
             guard owner == client else { throw .accessDenied("sound \(id) belongs to another client") }
         case .persistent:
@@ -460,7 +425,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             return
         }
         guard let file = manager.registry.persistentRegistry else {
-            throw BusError(name: ErrorName.noSuchSound, message: "the service has no persistent registry")
+            throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "the service has no persistent registry")
         }
         do {
             try file.unregister(id)
@@ -526,7 +491,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         for (id, play) in plays.sorted(by: { $0.key < $1.key }) {
             play.playback?.stop()
             if play.clientGone { continue }
-            emitEnded(id, how: "stopped", why: Why.serviceStopping, to: play.client, bus: bus)
+            emitEnded(id, how: .stopped, why: SystemSounds1.Why.serviceStopping, to: play.client, bus: bus)
         }
     }
 }

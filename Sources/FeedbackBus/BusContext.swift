@@ -25,7 +25,7 @@ package enum NameRequest: Equatable, Sendable {
 /// with `BusConnection.perform`, and `BusConnection.setUp` before the loop starts). It is not
 /// `Sendable`, so it cannot be handed to another thread.
 package struct BusContext {
-    let connection: BusConnection
+    package let connection: BusConnection
     private var bus: OpaquePointer { connection.bus }
 
     /// Asks the bus for `name` (`sd_bus_request_name`), letting a later instance take it over;
@@ -150,10 +150,7 @@ package struct BusContext {
             sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "NameOwnerChanged"
         ) { message, bus in
-            guard let name = try? message.readString(), name.hasPrefix(":"), (try? message.readString()) != nil,
-                (try? message.readString()) == ""
-            else { return }
-            handler(name, bus)
+            if let name = message.readDeparture() { handler(name, bus) }
         }
     }
 
