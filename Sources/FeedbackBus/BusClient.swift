@@ -158,7 +158,10 @@ package final class BusClient {
             }
             if shouldStop() { return nil }
             let processed = try check(sd_bus_process(bus, nil), "reading from the bus")
-            if processed == 0 { try check(sd_bus_wait(bus, 10_000), "waiting for the bus") }
+            // A signal (Ctrl-C) interrupts the wait: `shouldStop` is asked again right away.
+            if processed == 0, case let waited = sd_bus_wait(bus, 10_000), waited != -EINTR {
+                try check(waited, "waiting for the bus")
+            }
         }
     }
 }

@@ -364,3 +364,100 @@ enum SystemSoundsClient {
                     pump(0.05)
         """
 }
+
+/// feedbackctl as the service's client: the real binary on the suite's private bus, with the
+/// service running (it plays) and without it or with --no-daemon (the command plays). Serialized,
+/// with its own PulseAudio: the tests share its recording.
+@Suite(.serialized, .enabled(if: DaemonTools.shouldRun))
+struct FeedbackctlThroughTheServiceTests {
+    let pulse: PulseAudioTestServer
+
+    init() throws {
+        pulse = try PulseAudioTestServer.shared(named: "sounds1-cli")
+    }
+
+    private var recorder: MonitorRecorder { pulse.recorder }
+
+    private func feedbackctl(_ harness: DaemonHarness, _ arguments: [String], _ extra: [String: String] = [:]) -> ProcessResult {
+        runProcess(builtProduct("feedbackctl"), arguments, environment: harness.environment(extra).map { "\($0.key)=\($0.value)" })
+    }
+
+    @Test func fireThroughTheServiceIsPlayedByTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        // The command itself cannot reach a sound server: what is heard, the service played.
+        let deaf = ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"]
+        let start = recorder.frameCount
+        let fired = feedbackctl(harness, ["fire", "1007"], deaf)
+        #expect(fired.status == 0, "\(fired.errors)")
+        #expect(fired.output.isEmpty && fired.errors.isEmpty, "\(fired.output) \(fired.errors)")
+        #expect(recorder.firstSound(after: start, timeout: 1) != nil, "nothing reached the sound server")
+        // The whole sound played before fire returned: nothing new starts after it.
+        recorder.wait(seconds: 0.3)
+        let afterwards = recorder.frameCount
+        recorder.wait(seconds: 0.3)
+        #expect(recorder.peak(from: afterwards, to: recorder.frameCount) < 0.01)
+
+        // --no-daemon and the environment variable play in this process: here, into no server.
+        let forced = feedbackctl(harness, ["fire", "1007", "--no-daemon"], deaf)
+        #expect(forced.status == 69, "\(forced.errors)")
+        var variable = deaf
+        variable[DaemonRouteNames.environmentVariable] = "1"
+        #expect(feedbackctl(harness, ["fire", "1007"], variable).status == 69)
+    }
+
+    @Test func noDaemonPlaysInProcess() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let fired = feedbackctl(harness, ["fire", "1007", "--no-daemon"])
+        #expect(fired.status == 0, "\(fired.errors)")
+        #expect(recorder.firstSound(after: start, timeout: 1) != nil)
+    }
+
+    @Test(arguments: [
+        ["fire", "1007", "--json"],
+        ["fire", "message-new-instant", "--volume", "0.5", "--json"],
+        ["fire", "1007", "--no-wait", "--json"],
+        ["fire", "no-such-event-anywhere"],
+        ["fire", "4097"],
+        ["fire", "1000000"],
+        ["fire", "1007", "--volume", "9"],
+    ])
+    func outputAndExitStatusAreTheSameBothWays(arguments: [String]) throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let viaProcess = feedbackctl(harness, arguments)
+        try harness.startDaemon()
+        let viaService = feedbackctl(harness, arguments)
+        #expect(viaService.status == viaProcess.status, "\(viaService.errors) | \(viaProcess.errors)")
+        #expect(viaService.output == viaProcess.output)
+        #expect(viaService.errors == viaProcess.errors)
+    }
+
+    @Test func interruptedFireStopsTheServicesSound() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let samples = (0..<(48_000 * 3)).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        let buffer = try SoundDecoder().decode(samples: samples, sampleRate: 48_000, channelCount: 1)
+        let path = harness.directory.file("long.wav")
+        try SoundFileWriter.write(buffer, to: path, format: .wav16)
+        let registered = feedbackctl(harness, ["register", path])
+        let id = try #require(UInt32(registered.output.filter(\.isNumber)), "\(registered.errors)")
+        let start = recorder.frameCount
+        let fire = try ChildProcess(
+            builtProduct("feedbackctl"), ["fire", "\(id)"],
+            environment: harness.environment(["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"]))
+        let onset = try #require(recorder.firstSound(after: start, timeout: 2))
+        recorder.wait(seconds: 0.3)
+        fire.signal(SIGINT)
+        #expect(fire.wait(timeout: 5) == 130, "\(fire.errors)")
+        recorder.wait(seconds: 0.3)
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(last - onset < 2 * PulseAudioTestServer.rate, "the sound went on after Ctrl-C")
+    }
+}
+
+/// The environment variable feedbackctl reads, as its help says it.
+enum DaemonRouteNames {
+    static let environmentVariable = "FEEDBACKCTL_NO_DAEMON"
+}
