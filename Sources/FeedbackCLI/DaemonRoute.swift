@@ -27,18 +27,20 @@ struct DaemonRoute {
 
     let client: BusClient
 
-    /// A connection to the session bus, unless the route is forced off or there is no bus.
-    /// `FEEDBACKSERVICES_PROFILE` in the command's environment also keeps the command in process:
-    /// the service could not honour it.
-    init?(_ parser: inout ArgumentParser) {
-        let forced = parser.flag(Self.noDaemon)
-        let environment = parser.environment
-        guard !forced, (environment[Self.environmentVariable] ?? "").isEmpty,
-            environment[FeedbackSettings.environmentVariable] == nil,
-            let address = BusClient.sessionAddress(environment: environment),
+    /// A connection to the session bus `environment` names; nil when there is none.
+    init?(environment: [String: String]) {
+        guard let address = BusClient.sessionAddress(environment: environment),
             let client = try? BusClient(address: address)
         else { return nil }
         self.client = client
+    }
+
+    /// Whether a command that plays may ask the service: not with `--no-daemon` (`forcedOff`) or
+    /// `FEEDBACKCTL_NO_DAEMON`, nor with `FEEDBACKSERVICES_PROFILE` in the command's environment,
+    /// which the service could not honour.
+    static func mayPlay(environment: [String: String], forcedOff: Bool) -> Bool {
+        !forcedOff && (environment[environmentVariable] ?? "").isEmpty
+            && environment[FeedbackSettings.environmentVariable] == nil
     }
 
     /// A play the service started.
@@ -122,5 +124,27 @@ struct DaemonRoute {
         } catch {
             throw CommandError(message: "\(error)", exitCode: .software)
         }
+    }
+
+    /// What `feedbackctl devices` shows of the service.
+    struct State: Encodable {
+        let running: Bool
+        @Nullable var pid: Int32?
+        @Nullable var profile: String?
+        @Nullable var theme: String?
+        @Nullable var output: String?
+    }
+
+    /// The service's state: whether it runs on the session bus, its process, and its properties
+    /// (read without starting it).
+    func state() -> State {
+        guard let pid = client.ownerPID(of: SystemSounds1.busName) else { return State(running: false) }
+        func property(_ name: String) -> String? {
+            try? client.property(
+                SystemSounds1.busName, path: SystemSounds1.objectPath, interface: SystemSounds1.interface, name: name
+            ).string
+        }
+        return State(
+            running: true, pid: pid, profile: property("Profile"), theme: property("SoundTheme"), output: property("AudioOutput"))
     }
 }

@@ -434,6 +434,20 @@ struct FeedbackctlThroughTheServiceTests {
         #expect(viaService.errors == viaProcess.errors)
     }
 
+    @Test func devicesShowsTheServicesState() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let before = feedbackctl(harness, ["devices", "--json", "--input-dir", harness.directory.path])
+        #expect(before.output.contains(#""service":{"output":null,"pid":null,"profile":null,"running":false,"theme":null}"#)
+            || before.output.contains(#""running":false"#), "\(before.output)")
+        let daemon = try harness.startDaemon()
+        let after = feedbackctl(harness, ["devices", "--json", "--input-dir", harness.directory.path])
+        #expect(after.status == 0, "\(after.errors)")
+        #expect(after.output.contains(#""running":true"#) && after.output.contains(#""pid":\#(daemon.pid)"#), "\(after.output)")
+        #expect(after.output.contains(#""profile":"full""#), "\(after.output)")
+        let text = feedbackctl(harness, ["devices", "--input-dir", harness.directory.path])
+        #expect(text.output.contains("Service: feedbackservicesd, process \(daemon.pid)\n  profile:   full\n"), "\(text.output)")
+    }
+
     @Test func interruptedFireStopsTheServicesSound() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()

@@ -18,6 +18,11 @@ enum DevicesCommand: Subcommand {
         effects. Each is listed with its node, name, supported effects and how many effects it
         holds at once.
         """,
+        """
+        Without --audio or --vibrators, the session service is listed after the audio side: whether
+        feedbackservicesd runs on the session bus, its process, profile, sound theme and
+        audio output (asked without starting it).
+        """,
     ]
 
     static let audio = Option("--audio", help: "List only the audio side; no sound server is then an error (69)")
@@ -30,7 +35,8 @@ enum DevicesCommand: Subcommand {
         "state"}]}, "canberra": {"available", "error"}, "vibrators":
         [{"path", "name", "effects", "maximumEffects", "gain"}]}; audio is
         null when no server answered and "audioError" says why, vibrators
-        likewise with "vibratorsError"; with --audio or --vibrators only
+        likewise with "vibratorsError"; "service": {"running", "pid",
+        "profile", "theme", "output"}; with --audio or --vibrators only
         that side's members are present
         """)
     static let inputDirectory = Option("--input-dir", value: "DIR", .directory, help: "Scan DIR instead of /dev/input")
@@ -58,6 +64,7 @@ enum DevicesCommand: Subcommand {
         var canberra: Canberra?
         var vibrators: Nullable<[Vibrator]>?
         var vibratorsError: String?
+        var service: DaemonRoute.State?
 
         struct Audio: Encodable {
             let server: Server
@@ -144,6 +151,12 @@ enum DevicesCommand: Subcommand {
             }
         }
 
+        if !audioOnly && !vibratorsOnly {
+            let state = DaemonRoute(environment: parser.environment)?.state() ?? DaemonRoute.State(running: false)
+            report.service = state
+            text += serviceText(state)
+        }
+
         if !audioOnly {
             do {
                 let vibrators = try VibratorDiscovery(directory: directory).vibrators()
@@ -161,6 +174,17 @@ enum DevicesCommand: Subcommand {
 
         output += parser.flag(Self.json) ? JSONOutput.line(report) : text.map { $0 + "\n" }.joined()
         if let failure { throw failure }
+    }
+
+    private static func serviceText(_ state: DaemonRoute.State) -> [String] {
+        guard state.running, let pid = state.pid else { return ["Service: feedbackservicesd is not running"] }
+        let output = state.output.flatMap { $0.isEmpty ? nil : $0 } ?? "none open yet"
+        return [
+            "Service: feedbackservicesd, process \(pid)",
+            "  profile:   \(state.profile ?? "?")",
+            "  theme:     \(state.theme ?? "?")",
+            "  output:    \(output)",
+        ]
     }
 
     private static func audioText(_ info: SoundServerInfo) -> [String] {
