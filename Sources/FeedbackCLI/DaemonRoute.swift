@@ -35,10 +35,10 @@ struct DaemonRoute {
         self.client = client
     }
 
-    /// Whether a command that plays may ask the service: not with `--no-daemon` (`forcedOff`) or
+    /// Whether a command may ask the service to play or to take a profile: not with `--no-daemon` (`forcedOff`) or
     /// `FEEDBACKCTL_NO_DAEMON`, nor with `FEEDBACKSERVICES_PROFILE` in the command's environment,
     /// which the service could not honour.
-    static func mayPlay(environment: [String: String], forcedOff: Bool) -> Bool {
+    static func mayUse(environment: [String: String], forcedOff: Bool) -> Bool {
         !forcedOff && (environment[environmentVariable] ?? "").isEmpty
             && environment[FeedbackSettings.environmentVariable] == nil
     }
@@ -146,5 +146,16 @@ struct DaemonRoute {
         }
         return State(
             running: true, pid: pid, profile: property("Profile"), theme: property("SoundTheme"), output: property("AudioOutput"))
+    }
+
+    /// Hands a profile just stored to the service, if it runs, through feedbackd's `Profile`
+    /// property: it stores the same value and sends `PropertiesChanged` to the programs that watch
+    /// it. A service that refuses (its environment fixes the profile) changes nothing here: the
+    /// file is what the command stores.
+    func announce(_ profile: FeedbackProfile) {
+        guard client.ownerPID(of: SystemSounds1.busName) != nil else { return }
+        _ = try? client.setProperty(
+            "org.sigxcpu.Feedback", path: "/org/sigxcpu/Feedback", interface: "org.sigxcpu.Feedback", name: "Profile",
+            to: .string(profile.rawValue))
     }
 }

@@ -448,6 +448,19 @@ struct FeedbackctlThroughTheServiceTests {
         #expect(text.output.contains("Service: feedbackservicesd, process \(daemon.pid)\n  profile:   full\n"), "\(text.output)")
     }
 
+    @Test func profileIsAnnouncedByTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let set = feedbackctl(harness, ["profile", "quiet"])
+        #expect(set.status == 0 && set.output == "quiet\n", "\(set.errors)")
+        #expect(monitor.process.waitForOutput(containing: "'Profile': <'quiet'>", timeout: 5) != nil, "\(monitor.output)")
+        let quietly = feedbackctl(harness, ["profile", "full", "--no-daemon"])
+        #expect(quietly.status == 0 && quietly.output == "full\n", "\(quietly.errors)")
+        usleep(300_000)
+        #expect(!monitor.output.contains("<'full'>"), "--no-daemon only writes the file")
+    }
+
     @Test func interruptedFireStopsTheServicesSound() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()

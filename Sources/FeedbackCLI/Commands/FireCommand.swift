@@ -95,7 +95,7 @@ enum FireCommand: Subcommand {
         if wait && noWait { throw CommandError.usage("--wait and --no-wait exclude each other") }
         // The service plays sounds alone, on its own stream, with its own theme settings.
         if case .engine = destination, !vibrate, !alert.vibratesOnly, themeOptions.isDefault,
-            DaemonRoute.mayPlay(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)),
+            DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)),
             let route = DaemonRoute(environment: parser.environment), let play = route.play(alert, volume: volume),
             try fire(alert, through: route, play: play, noWait: noWait, json: json, parser, output: &output)
         {
