@@ -87,7 +87,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "feedbackbench",
-            dependencies: ["FeedbackServices", "FeedbackTestSupport", "CSndFile", "CCanberra", "CMixReference"],
+            dependencies: ["FeedbackServices", "FeedbackBus", "FeedbackTestSupport", "CSndFile", "CCanberra", "CMixReference"],
             swiftSettings: strict),
         // The mixer benchmark's reference loop in C, at -O3 whatever the build configuration.
         .target(name: "CMixReference", cSettings: [.unsafeFlags(["-O3"])]),
