@@ -156,6 +156,34 @@ struct SystemSoundsTests {
         #expect(Self.endings(otherLines, play: otherPlay).isEmpty, "\(otherLines)")
     }
 
+    @Test func aFireAndForgetPlayOutlivesItsClient() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        // gdbus leaves the bus as soon as the reply comes.
+        let reply = gdbusCall(harness, "Play", "1007", "{}")
+        #expect(reply.output == "(uint32 1,)\n", "\(reply.errors)")
+        let onset = try #require(recorder.firstSound(after: start, timeout: 2))
+        recorder.wait(seconds: 1)
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(last - onset > PulseAudioTestServer.rate / 4, "it was cut when its client left")
+    }
+
+    @Test func sigtermEndsEveryPlayStoppedOnce() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        let daemon = try harness.startDaemon()
+        let owner = try client(harness, "register", long, "play", "last-id", "wait", "3")
+        let line = try #require(owner.waitForOutput(containing: "play ", timeout: 10), "\(owner.errors)")
+        let play = String(line.dropFirst(5))
+        usleep(300_000)
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(timeout: 3) == 0, "\(daemon.errors)")
+        #expect(owner.wait(timeout: 10) == 0)
+        let lines = owner.output.split(separator: "\n")
+        #expect(Self.endings(lines, play: play) == ["ended \(play) stopped service-stopping"], "\(lines)")
+    }
+
     @Test func failedPlayEndsFailedOnceWithTheReason() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon(environment: ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"])
