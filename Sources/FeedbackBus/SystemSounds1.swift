@@ -10,6 +10,14 @@ package enum SystemSounds1 {
     /// The interface.
     package static let interface = "org.feedbackservices.SystemSounds1"
 
+    /// Where the running service writes its process ID (`$XDG_RUNTIME_DIR/feedbackservicesd.pid`),
+    /// so that a client can tell it is not running without connecting to the bus; nil without an
+    /// absolute `XDG_RUNTIME_DIR`.
+    package static func pidFile(environment: [String: String]) -> String? {
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        return "\(runtime)/feedbackservicesd.pid"
+    }
+
     /// The interface's own errors (the others are the standard `org.freedesktop.DBus.Error.*`).
     package enum ErrorName {
         /// No sound has this ID, or the theme has no sound for the event.

@@ -7,9 +7,10 @@ import Glibc
 /// already-decoded sounds; when it does not, the command plays in this process as before.
 ///
 /// Finding out costs as little as it can: with no session bus (`DBUS_SESSION_BUS_ADDRESS` unset and
-/// no `$XDG_RUNTIME_DIR/bus` socket) nothing is tried; otherwise the play itself is the probe — a
-/// call without activation, so a service that is not running is not started, and its
-/// `ServiceUnknown` answer sends the command to the in-process route. `--no-daemon` or
+/// no `$XDG_RUNTIME_DIR/bus` socket), or no living process in the service's PID file, nothing is
+/// tried; otherwise the play itself is the probe — a call without activation, so a service that is
+/// not running is not started, and its `ServiceUnknown` answer sends the command to the in-process
+/// route. `--no-daemon` or
 /// `FEEDBACKCTL_NO_DAEMON=1` force the in-process route.
 ///
 /// Whatever the service refuses or fails to play (no such sound, no sound server) is played again
@@ -27,12 +28,25 @@ struct DaemonRoute {
 
     let client: BusClient
 
-    /// A connection to the session bus `environment` names; nil when there is none.
+    /// A connection to the session bus `environment` names; nil when there is none, or when the
+    /// service's PID file (`SystemSounds1.pidFile`) names no living process: then the service does
+    /// not run, and connecting to the bus (a few milliseconds) would only say so.
     init?(environment: [String: String]) {
-        guard let address = BusClient.sessionAddress(environment: environment),
+        guard Self.serviceMayRun(environment: environment),
+            let address = BusClient.sessionAddress(environment: environment),
             let client = try? BusClient(address: address)
         else { return nil }
         self.client = client
+    }
+
+    /// Whether the PID file names a process that exists (it may be another one, reusing the PID of
+    /// a service that was killed: the bus call then finds no service, at the cost of a connection).
+    private static func serviceMayRun(environment: [String: String]) -> Bool {
+        guard let path = SystemSounds1.pidFile(environment: environment),
+            let bytes = try? AtomicFile.read(path, limit: 32),
+            let pid = Int32(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)), pid > 0
+        else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
     }
 
     /// Whether a command may ask the service to play or to take a profile: not with `--no-daemon` (`forcedOff`) or

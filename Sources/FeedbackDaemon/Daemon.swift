@@ -123,6 +123,13 @@ package enum Daemon {
             log("Error: \(error.message)")
             return 69
         }
+        // feedbackctl reads it to skip the bus when no service runs (SystemSounds1.pidFile).
+        let pidFile = SystemSounds1.pidFile(environment: environment)
+        if let pidFile, case let fd = open(pidFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644), fd >= 0 {
+            Array("\(getpid())\n".utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(fd, bytes) }
+            close(fd)
+        }
+        defer { if let pidFile { unlink(pidFile) } }
         guard connection.join() == 0 else {
             log("the session bus connection broke; stopping")
             return 69

@@ -170,7 +170,7 @@ struct DaemonBenchmark {
     }
 
     private func coldStart(server: PulseAudioTestServer, programs: [(String, String)]) {
-        let runs = max(30, triggers / 3)
+        let runs = triggers
         var onsets = [[Double]](repeating: [], count: programs.count)
         for _ in 0..<runs {
             for (index, program) in programs.enumerated() {

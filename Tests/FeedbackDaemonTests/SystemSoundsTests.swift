@@ -179,6 +179,7 @@ struct SystemSoundsTests {
         usleep(300_000)
         daemon.signal(SIGTERM)
         #expect(daemon.wait(timeout: 3) == 0, "\(daemon.errors)")
+        #expect(access(harness.directory.file("feedbackservicesd.pid"), F_OK) != 0, "the PID file outlived the service")
         #expect(owner.wait(timeout: 10) == 0)
         let lines = owner.output.split(separator: "\n")
         #expect(Self.endings(lines, play: play) == ["ended \(play) stopped service-stopping"], "\(lines)")
@@ -432,6 +433,19 @@ struct FeedbackctlThroughTheServiceTests {
         var variable = deaf
         variable[DaemonRouteNames.environmentVariable] = "1"
         #expect(feedbackctl(harness, ["fire", "1007"], variable).status == 69)
+    }
+
+    @Test func withoutTheServicesPIDFileTheCommandDoesNotAskIt() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let pidFile = harness.directory.file("feedbackservicesd.pid")
+        #expect((try? String(contentsOfFile: pidFile, encoding: .utf8)) == "\(daemon.pid)\n")
+        // No PID file, no bus connection: the command plays itself, into no server here.
+        unlink(pidFile)
+        let fired = feedbackctl(harness, ["fire", "1007"], ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"])
+        #expect(fired.status == 69, "\(fired.errors)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(timeout: 3) == 0)
     }
 
     @Test func noDaemonPlaysInProcess() throws {
