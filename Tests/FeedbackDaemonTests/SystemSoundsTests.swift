@@ -1,5 +1,5 @@
 import FeedbackBus
-import FeedbackDaemon
+@testable import FeedbackDaemon
 import FeedbackServices
 import FeedbackTestSupport
 import FoundationEssentials
@@ -252,6 +252,35 @@ struct SystemSoundsTests {
         #expect(error.contains("bytes per client"))
     }
 
+    @Test func aFloodOfPlaysIsRefusedByALimitAndTheServiceGoesOn() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let lines = try run(harness, "flood", "button-pressed", "200")
+        let accepted = try #require(Self.value(lines, "ok").flatMap(Int.init), "\(lines)")
+        // At most the burst (40) or the plays one client may have at once (32), whichever came first.
+        #expect(accepted >= 32 && accepted <= 41, "\(lines)")
+        #expect(lines.contains { $0.contains("org.freedesktop.DBus.Error.LimitsExceeded") }, "\(lines)")
+        // Another client is not held back by it.
+        #expect(gdbusCall(harness, "ListSounds").status == 0)
+        let other = try run(harness, "play", "1007", "wait", "2")
+        #expect(Self.value(other, "play") != nil, "\(other)")
+    }
+
+    @Test func triggerBudgetsRefillAtTheirRateUpToTheBurst() {
+        var budgets = TriggerBudgets(rate: 10, burst: 3)
+        #expect((0..<4).map { _ in budgets.take(":1.1", now: 0) } == [true, true, true, false])
+        let other = budgets.take(":1.2", now: 0)
+        #expect(other, "each client has its own bucket")
+        let tooSoon = budgets.take(":1.1", now: 0.05)
+        let refilled = budgets.take(":1.1", now: 0.15)
+        #expect(!tooSoon && refilled)
+        // A long quiet spell refills to the burst, not beyond.
+        #expect((0..<4).map { _ in budgets.take(":1.1", now: 100) } == [true, true, true, false])
+        budgets.forget(":1.1")
+        let fresh = budgets.take(":1.1", now: 100)
+        #expect(fresh, "a forgotten client starts full")
+    }
+
     @Test func registerSetVolumeListUnregisterUseThePersistentRegistry() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let path = try tone(harness, "ding.wav", seconds: 0.5)
@@ -384,6 +413,18 @@ enum SystemSoundsClient {
                 reply = call('ListSounds')
                 for (sound, name, seconds) in (reply[0] if reply else []):
                     print('sound', sound, name, round(seconds, 3), flush=True)
+            elif command == 'flood':
+                event, count, ok, errors = take(), int(take()), 0, {}
+                for _ in range(count):
+                    try:
+                        bus.call_sync(NAME, PATH, NAME, 'PlayEvent', GLib.Variant('(sa{sv})', (event, {})), None,
+                            Gio.DBusCallFlags.NONE, -1, None)
+                        ok += 1
+                    except GLib.Error as error:
+                        errors[error.message.split(': client')[0]] = 1
+                print('ok', ok, flush=True)
+                for line in errors:
+                    print('error', line, flush=True)
             elif command == 'wait':
                 pump(float(take()))
             elif command == 'hold':

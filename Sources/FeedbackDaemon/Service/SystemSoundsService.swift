@@ -35,9 +35,9 @@ import Synchronization
 /// - Properties `Profile`, `SoundTheme`, `AudioOutput` (read-only): what `feedbackctl devices`
 ///   shows of the running service.
 ///
-/// Clients are not trusted: each is bounded (`Limits`: plays at once, sounds and bytes registered),
-/// and a request over a limit is refused with `org.freedesktop.DBus.Error.LimitsExceeded`, whose
-/// message names the limit.
+/// Clients are not trusted: each is bounded (`Limits`: plays at once and a second, sounds and bytes
+/// registered), and a request over a limit is refused with
+/// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit.
 ///
 /// Thread safety: the bus thread calls the handler methods; the state is behind a Mutex, and the
 /// manager's completions are handed to the bus thread, so signals go out in order there.
@@ -65,6 +65,10 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         package var playsPerClient = 32
         /// Plays running at once, all clients together.
         package var plays = 512
+        /// Plays a second one client may start, sustained.
+        package var playsPerSecond = 20.0
+        /// Plays one client may start at once after a quiet spell.
+        package var playBurst = 40.0
         /// Sounds one client may have registered with `RegisterFD`.
         package var soundsPerClient = 64
         /// Bytes of decoded audio one client's `RegisterFD` sounds may hold (16 MiB: about 44 s of
@@ -103,16 +107,18 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     private struct State {
         var plays: [UInt32: Play] = [:]
         var sounds: [SystemSoundID: ClientSound] = [:]
+        var budgets: TriggerBudgets
         var nextPlay: UInt32 = 1
         var stopping = false
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// A service playing through `manager` within `limits`; `log` receives one line at a time.
     package init(manager: FeedbackManager, limits: Limits = Limits(), log: @escaping @Sendable (String) -> Void) {
         self.manager = manager
         self.limits = limits
         self.log = log
+        state = Mutex(State(budgets: TriggerBudgets(rate: limits.playsPerSecond, burst: limits.playBurst)))
     }
 
     /// Serves the interface on `bus` and follows clients leaving the bus.
@@ -220,6 +226,13 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             throw BusError(
                 name: SystemSounds1.ErrorName.noSuchSound,
                 message: "\(id) is a process-local sound ID (\(SoundIDRange.processLocal)): only its own process can play it")
+        }
+        let now = MonotonicClock.now
+        let admitted = state.withLock { $0.budgets.take(client, now: now) }
+        guard admitted else {
+            throw .limitsExceeded(
+                "play rate: client \(client) started more than \(Int(limits.playsPerSecond)) plays a second "
+                    + "(after a burst of \(Int(limits.playBurst)))")
         }
         let sound: ResolvedAlertSound
         do {
@@ -472,6 +485,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// of at most 30 s, and a fire-and-forget caller such as `gdbus call` leaves at once.
     private func clientLeft(_ client: String) {
         let sounds = state.withLock { state in
+            state.budgets.forget(client)
             for (id, play) in state.plays where play.client == client { state.plays[id]?.clientGone = true }
             let sounds = state.sounds.filter { $0.value.client == client }.map(\.key)
             for id in sounds { state.sounds[id] = nil }
