@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import Synchronization
 
 /// What an exported object does when called: the bus thread calls these with the call's message
 /// and the bus.
@@ -172,6 +173,14 @@ package struct BusContext {
         connection.registrations.eventSources.append(source!)
     }
 
+    /// Takes over the reply to `message`, a method call being handled: the handler returns at
+    /// once (its return value is not sent) and the work goes on elsewhere, so that slow work (a
+    /// decode) does not hold up other clients. Exactly one `PendingReply.send` must follow.
+    package func answerLater(_ message: BusMessage) -> PendingReply {
+        message.answeredLater = true
+        return PendingReply(message: message, connection: connection)
+    }
+
     /// Ends the loop once the current handler or job returns; what was queued is sent first.
     package func exit() {
         _ = sd_event_exit(connection.event, 0)
@@ -223,8 +232,9 @@ private final class UnixSignalBox {
 private let methodTrampoline: sd_bus_message_handler_t = { handle, userdata, failure in
     let object = Unmanaged<ExportedObject>.fromOpaque(userdata!).takeUnretainedValue()
     do throws(BusError) {
-        let values = try object.handler.call(BusMessage(referencing: handle!), bus: BusContext(connection: object.connection))
-        guard sd_bus_message_get_expect_reply(handle) > 0 else { return 1 }
+        let call = BusMessage(referencing: handle!)
+        let values = try object.handler.call(call, bus: BusContext(connection: object.connection))
+        guard !call.answeredLater, sd_bus_message_get_expect_reply(handle) > 0 else { return 1 }
         var reply: OpaquePointer?
         try check(sd_bus_message_new_method_return(handle, &reply), "creating a reply")
         let message = BusMessage(adopting: reply!)
@@ -258,5 +268,54 @@ private let setTrampoline: sd_bus_property_set_t = { _, _, _, property, value, u
         return 1
     } catch {
         return sd_bus_error_set(failure, error.name, error.message)
+    }
+}
+
+/// The reply to a method call that is answered after its handler returned (`BusContext.answerLater`).
+///
+/// Thread safety: `send` may be called from any thread, once; the reply is built and sent on the
+/// bus thread.
+package final class PendingReply: @unchecked Sendable {
+    // Locking rule: `message` is used and released on the bus thread only (sd-bus messages are not
+    // thread-safe): in `answerLater`, and in the job `send` hands over. `sent` is atomic.
+    private var message: BusMessage?
+    private let connection: BusConnection
+    private let sent = Atomic<Bool>(false)
+
+    fileprivate init(message: BusMessage, connection: BusConnection) {
+        self.message = message
+        self.connection = connection
+    }
+
+    /// Sends the reply's values, or the error, to the caller (`sd_bus_message_new_method_return`
+    /// or `sd_bus_reply_method_error`). Later calls do nothing.
+    package func send(_ result: Result<[BusValue], BusError>) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connection.perform { [self] _ in
+            guard let call = message else { return }
+            defer { message = nil }
+            guard sd_bus_message_get_expect_reply(call.handle) > 0 else { return }
+            switch result {
+            case .success(let values):
+                var handle: OpaquePointer?
+                guard sd_bus_message_new_method_return(call.handle, &handle) >= 0, let handle else { return }
+                let reply = BusMessage(adopting: handle)
+                do throws(BusError) {
+                    for value in values { try reply.append(value) }
+                    _ = sd_bus_send(nil, reply.handle, nil)
+                } catch {
+                    send(error, to: call)
+                }
+            case .failure(let error):
+                send(error, to: call)
+            }
+        }
+    }
+
+    private func send(_ error: BusError, to call: BusMessage) {
+        var failure = sd_bus_error()
+        defer { sd_bus_error_free(&failure) }
+        _ = sd_bus_error_set(&failure, error.name, error.message)
+        _ = sd_bus_reply_method_error(call.handle, &failure)
     }
 }

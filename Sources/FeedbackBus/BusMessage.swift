@@ -8,6 +8,9 @@ import Glibc
 /// not `Sendable`).
 package final class BusMessage {
     let handle: OpaquePointer
+    /// A method call whose handler will answer later (`BusContext.answerLater`): no reply is sent
+    /// when the handler returns.
+    var answeredLater = false
 
     /// Takes a new reference to `handle`.
     init(referencing handle: OpaquePointer) {

@@ -149,13 +149,30 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             return []
         case "StopAll":
             return [.uint32(stopAll(client: client))]
+        // Registering decodes (up to 30 s of audio): off the bus thread, so that other clients'
+        // feedback is not held up meanwhile.
         case "Register":
-            return [.uint32(try register(path: try message.readString()))]
+            let path = try message.readString()
+            let reply = bus.answerLater(message)
+            DispatchQueue.global().async { [self] in
+                reply.send(Result { () throws(BusError) in [.uint32(try register(path: path))] })
+            }
+            return []
         case "RegisterFD":
             let descriptor = try message.readFileDescriptor()
-            defer { close(descriptor) }
-            let name = try message.readString()
-            return [.uint32(try register(descriptor: descriptor, name: name, client: client))]
+            let name: String
+            do {
+                name = try message.readString()
+            } catch {
+                close(descriptor)
+                throw error
+            }
+            let reply = bus.answerLater(message)
+            DispatchQueue.global().async { [self] in
+                defer { close(descriptor) }
+                reply.send(Result { () throws(BusError) in [.uint32(try register(descriptor: descriptor, name: name, client: client))] })
+            }
+            return []
         case "Unregister":
             try unregister(try message.readUInt32(), client: client)
             return []
