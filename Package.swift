@@ -49,7 +49,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "FeedbackCLI",
-            dependencies: ["FeedbackServices"],
+            dependencies: ["FeedbackServices", "FeedbackBus"],
             swiftSettings: strict),
         // Swift's own libraries linked in statically: a process that starts in about half the
         // time, which is most of a `feedbackctl fire` (CommandBenchmark).
@@ -58,11 +58,18 @@ let package = Package(
             dependencies: ["FeedbackCLI"],
             swiftSettings: strict,
             linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
-        // The session service: the sd-bus wrapper, feedbackd's theme format and org.sigxcpu.Feedback,
-        // a library so that its tests can run it in process; feedbackservicesd is its main.
+        // The sd-bus wrapper: the service's connection and loop, and the client calls feedbackctl
+        // makes to it.
+        .target(
+            name: "FeedbackBus",
+            dependencies: ["FeedbackServices", "CSystemd"],
+            swiftSettings: strict),
+        // The session service: feedbackd's theme format, org.sigxcpu.Feedback and
+        // org.feedbackservices.SystemSounds1, a library so that its tests can run it in process;
+        // feedbackservicesd is its main.
         .target(
             name: "FeedbackDaemon",
-            dependencies: ["FeedbackServices", "CSystemd"],
+            dependencies: ["FeedbackServices", "FeedbackBus"],
             swiftSettings: strict),
         // Linked like feedbackctl, so that the installed service does not depend on the toolchain's place.
         .executableTarget(
@@ -79,7 +86,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "feedbackbench",
-            dependencies: ["FeedbackServices", "FeedbackTestSupport", "CSndFile", "CCanberra", "CMixReference"],
+            dependencies: ["FeedbackServices", "FeedbackBus", "FeedbackTestSupport", "CSndFile", "CCanberra", "CMixReference"],
             swiftSettings: strict),
         // The mixer benchmark's reference loop in C, at -O3 whatever the build configuration.
         .target(name: "CMixReference", cSettings: [.unsafeFlags(["-O3"])]),
@@ -102,7 +109,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackDaemonTests",
-            dependencies: ["FeedbackDaemon", "FeedbackServices", "FeedbackTestSupport"],
+            dependencies: ["FeedbackDaemon", "FeedbackBus", "FeedbackServices", "FeedbackTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",

@@ -1,4 +1,5 @@
 import Dispatch
+import FeedbackBus
 import FeedbackServices
 import FoundationEssentials
 import Glibc
@@ -14,12 +15,14 @@ import Glibc
 ///
 /// Exit codes (sysexits.h): 0 after SIGTERM/SIGINT or when another instance took the name over
 /// (`--replace`); 64 for a usage error; 66 when the theme cannot be read; 69 when the session bus
-/// cannot be reached or goes away, or another process owns `org.sigxcpu.Feedback` and did not let
-/// it go (the message names its PID and how to stop it).
+/// cannot be reached or goes away, or another process owns `org.sigxcpu.Feedback` (or
+/// `org.feedbackservices.SystemSounds1`) and did not let it go (the message names its PID and how
+/// to stop it).
 package enum Daemon {
     /// The usage text `--help` prints.
     package static let usage = """
-        OVERVIEW: The FeedbackServices session service: feedbackd's org.sigxcpu.Feedback on the session bus
+        OVERVIEW: The FeedbackServices session service: feedbackd's org.sigxcpu.Feedback and our
+        org.feedbackservices.SystemSounds1 on the session bus
 
         USAGE: feedbackservicesd [--replace] [--idle-timeout <seconds>]
 
@@ -99,20 +102,31 @@ package enum Daemon {
         }
         let desktop = desktopReading.wait()
         let idle = idleTimeout
+        // Clients' own sounds (SystemSounds1.RegisterFD) get IDs in the service range.
+        let registry = SoundRegistry(
+            decoder: SoundDecoder(), firstID: SoundIDRange.serviceIDs.lowerBound,
+            lastID: SoundIDRange.serviceIDs.upperBound, persistentRegistry: try? SoundRegistryFile(environment: environment))
         let manager = FeedbackManager(
+            registry: registry,
             openAudioOutput: { () throws(PlaybackError) -> any AudioOutput in
                 try openEngine(idleTimeout: idle, environment: environment)
             }, settings: FeedbackSettings(environment: environment),
             themeResolver: soundThemeResolver(desktop: desktop, environment: environment))
         let service = FeedbackService(manager: manager, theme: theme, desktop: desktop, log: log)
+        let sounds = SystemSoundsService(manager: manager, log: log)
         let settingsWatch = watchSettingsDirectory(manager.settings.path)
         defer { if let settingsWatch { close(settingsWatch) } }
         do throws(BusError) {
             var taken: Int32??
             try connection.setUp { (bus) throws(BusError) in
                 try service.export(on: bus)
-                try bus.onSignal(SIGTERM) { service.stop(bus: $0) }
-                try bus.onSignal(SIGINT) { service.stop(bus: $0) }
+                try sounds.export(on: bus)
+                let stop = { (bus: BusContext) in
+                    sounds.stop(bus: bus)
+                    service.stop(bus: bus)
+                }
+                try bus.onSignal(SIGTERM, stop)
+                try bus.onSignal(SIGINT, stop)
                 try bus.onSignal(SIGHUP) { _ in
                     // Off the bus thread: reading the theme and running gsettings take milliseconds.
                     DispatchQueue.global().async {
@@ -132,10 +146,13 @@ package enum Daemon {
                 ) { message, bus in
                     if (try? message.readString()) == FeedbackService.busName {
                         log("another instance took \(FeedbackService.busName) over; stopping")
-                        service.stop(bus: bus)
+                        stop(bus)
                     }
                 }
                 if case .taken(let owner) = try bus.requestName(FeedbackService.busName, replace: replace) {
+                    taken = .some(owner)
+                } else if case .taken(let owner) = try bus.requestName(SystemSounds1.busName, replace: replace) {
+                    // Only another feedbackservicesd could own it (no other program implements it).
                     taken = .some(owner)
                 }
             }
@@ -149,13 +166,20 @@ package enum Daemon {
         }
         // The sound server connection opens now, so the first feedback does not wait for it.
         manager.prepareAudioOutput()
-        log("serving \(FeedbackService.busName) at \(FeedbackService.objectPath)")
+        log("serving \(FeedbackService.busName) at \(FeedbackService.objectPath) and \(SystemSounds1.busName) at \(SystemSounds1.objectPath)")
         do {
             try connection.start()
         } catch {
             log("Error: \(error.message)")
             return 69
         }
+        // feedbackctl reads it to skip the bus when no service runs (SystemSounds1.pidFile).
+        let pidFile = SystemSounds1.pidFile(environment: environment)
+        if let pidFile, case let fd = open(pidFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644), fd >= 0 {
+            Array("\(getpid())\n".utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(fd, bytes) }
+            close(fd)
+        }
+        defer { if let pidFile { unlink(pidFile) } }
         guard connection.join() == 0 else {
             log("the session bus connection broke; stopping")
             return 69

@@ -11,7 +11,7 @@ struct CommandBenchmark {
     func run() {
         guard let server = benchmarkServer(for: "feedbackctl fire") else { return }
         // The feedbackctl built beside this benchmark, or the one FEEDBACKBENCH_FEEDBACKCTL names.
-        let feedbackctl = getenv("FEEDBACKBENCH_FEEDBACKCTL").map { String(cString: $0) } ?? siblingExecutable("feedbackctl")
+        let feedbackctl = getenv("FEEDBACKBENCH_FEEDBACKCTL").map { String(cString: $0) } ?? Self.siblingExecutable("feedbackctl")
         guard access(feedbackctl, X_OK) == 0 else {
             print("feedbackctl fire: \(feedbackctl) is not built; run 'swift build -c release' first")
             return
@@ -82,7 +82,7 @@ struct CommandBenchmark {
     }
 
     /// An executable built beside this one.
-    private func siblingExecutable(_ name: String) -> String {
+    static func siblingExecutable(_ name: String) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let path = String(decoding: buffer.prefix(max(count, 0)).map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -39,7 +39,7 @@ final class DaemonHarness: @unchecked Sendable {
     let directory = TemporaryDirectory()
     let pulse: PulseAudioTestServer
     let address: String
-    private let bus: ChildProcess
+    private let bus: PrivateSessionBus
     private(set) var daemon: ChildProcess?
 
     /// A bus whose only service directory is `services` (an empty one of the harness's own by default).
@@ -48,35 +48,16 @@ final class DaemonHarness: @unchecked Sendable {
         self.pulse = pulse
         mkdir(directory.file("services"), 0o700)
         mkdir(directory.file("home"), 0o700)
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(directory.file("bus"))</listen>
-              <servicedir>\(services ?? directory.file("services"))</servicedir>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
-        directory.write(Array(config.utf8), to: "bus.conf")
         // What it activates inherits its environment (and gets the bus's address from it).
-        bus = try ChildProcess(
-            DaemonTools.dbusDaemon, ["--config-file=\(directory.file("bus.conf"))", "--nofork", "--print-address=1"],
+        bus = try PrivateSessionBus(
+            directory: directory, services: services ?? directory.file("services"),
             environment: Self.environment(directory: directory, pulse: pulse))
-        guard let line = bus.waitForOutput(containing: "unix:", timeout: 10) else {
-            throw TestFailure("dbus-daemon printed no address: \(bus.errors)")
-        }
-        address = line
+        address = bus.address
     }
 
     /// Kills the bus (SIGKILL), as the end of a session does.
     func killBus() {
-        bus.signal(SIGKILL)
-        bus.wait(timeout: 5)
+        bus.kill()
     }
 
     /// What the bus and the services it activated wrote to standard error.

@@ -20,6 +20,10 @@ enum DevicesCommand: Subcommand {
         """,
         """
         An LED is a class device under /sys/class/leds, listed as `feedbackctl led list` lists it.
+
+        Without --audio, --vibrators or --leds, the session service is listed after the audio side:
+        whether feedbackservicesd runs on the session bus, its process, profile, sound theme and
+        audio output (asked without starting it).
         """,
     ]
 
@@ -33,7 +37,8 @@ enum DevicesCommand: Subcommand {
         "description", "default", "format", "rate", "channels",
         "state"}]}, "canberra": {"available", "error"}, "vibrators":
         [{"path", "name", "effects", "maximumEffects", "gain"}], "leds":
-        [as led list --json]}; audio is null when no server answered and
+        [as led list --json], "service": {"running", "pid", "profile",
+        "theme", "output"}; audio is null when no server answered and
         "audioError" says why, vibrators and leds likewise with
         "vibratorsError" and "ledsError"; with --audio, --vibrators or
         --leds only that side's members are present
@@ -67,6 +72,7 @@ enum DevicesCommand: Subcommand {
         var vibratorsError: String?
         var leds: Nullable<[LEDCommand.ListReport.LED]>?
         var ledsError: String?
+        var service: DaemonRoute.State?
 
         struct Audio: Encodable {
             let server: Server
@@ -155,6 +161,12 @@ enum DevicesCommand: Subcommand {
             }
         }
 
+        if !audioOnly && !vibratorsOnly && !ledsOnly {
+            let state = DaemonRoute(environment: parser.environment)?.state() ?? DaemonRoute.State(running: false)
+            report.service = state
+            text += serviceText(state)
+        }
+
         if !audioOnly && !ledsOnly {
             do {
                 let vibrators = try VibratorDiscovery(directory: directory).vibrators()
@@ -187,6 +199,17 @@ enum DevicesCommand: Subcommand {
 
         output += parser.flag(Self.json) ? JSONOutput.line(report) : text.map { $0 + "\n" }.joined()
         if let failure { throw failure }
+    }
+
+    private static func serviceText(_ state: DaemonRoute.State) -> [String] {
+        guard state.running, let pid = state.pid else { return ["Service: feedbackservicesd is not running"] }
+        let output = state.output.flatMap { $0.isEmpty ? nil : $0 } ?? "none open yet"
+        return [
+            "Service: feedbackservicesd, process \(pid)",
+            "  profile:   \(state.profile ?? "?")",
+            "  theme:     \(state.theme ?? "?")",
+            "  output:    \(output)",
+        ]
     }
 
     private static func audioText(_ info: SoundServerInfo) -> [String] {

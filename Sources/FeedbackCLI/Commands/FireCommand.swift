@@ -23,6 +23,13 @@ enum FireCommand: Subcommand {
         and vibration have ended, unless --no-wait is given. Ctrl-C (or 'feedbackctl stop')
         stops them, then exits with 130 (143).
         """,
+        """
+        When feedbackservicesd runs, it plays the sound (not --vibrate, --output, --canberra,
+        the theme options, or FEEDBACKSERVICES_PROFILE, which stay in this process): it
+        starts at once from the service's open stream, and --no-wait needs no background
+        process. Output and exit status are the same either way; what the service cannot
+        play is played here. --no-daemon (or FEEDBACKCTL_NO_DAEMON=1) always plays here.
+        """,
     ]
 
     static let target = Argument(
@@ -46,7 +53,7 @@ enum FireCommand: Subcommand {
         """)
     static let options =
         [SoundArguments.volume, vibrate, SoundArguments.output, SoundArguments.canberra, wait, SoundArguments.noWait, json]
-        + ThemeOptions.all
+        + ThemeOptions.all + [DaemonRoute.noDaemon]
     static let usage: [[UsageItem]] = [[.options, .arguments]]
 
     static let exitStatus: String? = """
@@ -86,6 +93,14 @@ enum FireCommand: Subcommand {
         let themeOptions = ThemeOptions(parser)
         let alert = try identify(parser.positionals[0])
         if wait && noWait { throw CommandError.usage("--wait and --no-wait exclude each other") }
+        // The service plays sounds alone, on its own stream, with its own theme settings.
+        if case .engine = destination, !vibrate, !alert.vibratesOnly, themeOptions.isDefault,
+            DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)),
+            let route = DaemonRoute(environment: parser.environment), let play = route.play(alert, volume: volume),
+            try fire(alert, through: route, play: play, noWait: noWait, json: json, parser, output: &output)
+        {
+            return
+        }
         let manager = Playback.manager(
             for: destination, parser, vibrator: .discovery(VibratorDiscovery(directory: Vibration.inputDirectory)),
             themes: try themeOptions.resolver())
@@ -132,6 +147,38 @@ enum FireCommand: Subcommand {
         if let name = try Playback.name(of: result.sound) { report.result = name }
         if vibrationOnly { report.result = report.vibration }
         finish(report, json: json, output: &output)
+    }
+
+    /// `fire` when feedbackservicesd plays `play`: the same report and exit code as in process.
+    /// - Returns: false when the service could not play it: the command then plays it in process,
+    ///   which reports why as it always has.
+    private static func fire(
+        _ alert: AlertSound, through route: DaemonRoute, play: DaemonRoute.Play, noWait: Bool, json: Bool,
+        _ parser: ArgumentParser, output: inout String
+    ) throws(CommandError) -> Bool {
+        let profile = FeedbackSettings(environment: parser.environment).profile
+        var report = Report(id: alert.soundID)
+        var hasSound = true
+        // The report names the sound's event, file and length: looked up here, as in process, only
+        // when it is printed.
+        if json, let sound = try? Playback.manager(for: .engine, parser).resolve(alert) {
+            (report.event, report.file, report.duration) = (sound.event, sound.file, sound.duration)
+            if case .disabledByTheme = sound.content { report.result = "disabled" }
+            hasSound = sound.buffer != nil
+        }
+        report.profile = profile.rawValue
+        if noWait {
+            if report.result == nil { report.result = hasSound && profile.allowsSound ? "started" : "silenced" }
+            finish(report, json: json, output: &output)
+            return true
+        }
+        switch try route.wait(for: play) {
+        case .finished(let name): report.result = name
+        case .stopped: report.result = "stopped"
+        case .failed: return false
+        }
+        finish(report, json: json, output: &output)
+        return true
     }
 
     private static func finish(_ report: Report, json: Bool, output: inout String) {

@@ -12,7 +12,12 @@ enum ProfileCommand: Subcommand {
         XDG_CONFIG_HOME); programs read it again at their next alert, so a change applies at
         once. FEEDBACKSERVICES_PROFILE in a program's environment overrides the file for
         that program.
+        """,
         """
+        When feedbackservicesd runs, a new profile is also handed to it (org.sigxcpu.Feedback's
+        Profile property), so that it announces the change to the programs that watch it;
+        --no-daemon (or FEEDBACKCTL_NO_DAEMON=1) only writes the file.
+        """,
     ]
 
     static let profile = Argument(
@@ -25,7 +30,7 @@ enum ProfileCommand: Subcommand {
         Print {"version", "profile", "source", "file"}; source is
         "environment", "file" or "default"
         """)
-    static let options = [json]
+    static let options = [json, DaemonRoute.noDaemon]
 
     static let exitStatus: String? = "0 shown or stored; 64 not a profile name; 73 the settings file cannot be written."
 
@@ -51,6 +56,9 @@ enum ProfileCommand: Subcommand {
                 try settings.store(profile)
             } catch {
                 throw CommandError(error)
+            }
+            if DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)) {
+                DaemonRoute(environment: parser.environment)?.announce(profile)
             }
         }
         do {

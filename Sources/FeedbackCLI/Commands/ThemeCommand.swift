@@ -152,6 +152,9 @@ struct ThemeOptions {
     private let directories: String?
     private let environment: [String: String]
 
+    /// Whether none of the options was given.
+    var isDefault: Bool { explicitTheme == nil && outputProfile == nil && preferredLocale == nil && directories == nil }
+
     /// Reads `--theme`, `--profile`, `--locale` and `--search-path`; the environment is the command's.
     init(_ parser: ArgumentParser) {
         environment = parser.environment

@@ -1,4 +1,5 @@
 import Dispatch
+package import FeedbackBus
 package import FeedbackServices
 import Glibc
 import Synchronization
@@ -202,15 +203,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         try bus.export(path: Self.objectPath, interface: Self.interface, members: Self.members, handler: self)
         try bus.export(
             path: Self.objectPath, interface: Self.hapticInterface, members: Self.hapticMembers, handler: self)
-        try bus.subscribe(
-            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "NameOwnerChanged"
-        ) { [self] message, bus in
-            guard let name = try? message.readString(), name.hasPrefix(":"), (try? message.readString()) != nil,
-                (try? message.readString()) == ""
-            else { return }
-            clientLeft(name, bus: bus)
-        }
+        try bus.onClientLeft { [self] name, bus in clientLeft(name, bus: bus) }
     }
 
     // MARK: - BusObjectHandler

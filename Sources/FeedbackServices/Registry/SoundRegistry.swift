@@ -36,6 +36,7 @@ public final class SoundRegistry: Sendable {
 
     private struct Table {
         var nextID: UInt64
+        let lastID: UInt64
         var sounds: [SystemSoundID: RegisteredSound] = [:]
     }
 
@@ -58,9 +59,14 @@ public final class SoundRegistry: Sendable {
         self.init(decoder: decoder, firstID: SoundIDRange.processLocalIDs.lowerBound, persistentRegistry: persistentRegistry)
     }
 
-    init(decoder: SoundDecoder, firstID: SystemSoundID, persistentRegistry: SoundRegistryFile? = nil) {
+    /// Creates a registry whose own sounds get IDs from `firstID` to `lastID`: feedbackservicesd
+    /// gives its clients' sounds the service range (`SoundIDRange.serviceIDs`).
+    package init(
+        decoder: SoundDecoder, firstID: SystemSoundID, lastID: SystemSoundID = SoundIDRange.processLocalIDs.upperBound,
+        persistentRegistry: SoundRegistryFile? = nil
+    ) {
         self.decoder = decoder
-        table = Mutex(Table(nextID: UInt64(firstID)))
+        table = Mutex(Table(nextID: UInt64(firstID), lastID: UInt64(lastID)))
         persistent = Mutex(Persistent(file: persistentRegistry))
     }
 
@@ -276,7 +282,7 @@ public final class SoundRegistry: Sendable {
         -> SystemSoundID
     {
         let id: SystemSoundID? = table.withLock { table in
-            guard table.nextID <= UInt64(SoundIDRange.processLocalIDs.upperBound) else { return nil }
+            guard table.nextID <= table.lastID else { return nil }
             let id = SystemSoundID(table.nextID)
             table.nextID += 1
             table.sounds[id] = RegisteredSound(id: id, buffer: buffer, source: source, sourceFormat: format)

@@ -99,7 +99,7 @@ public struct RegisteredSound: Sendable {
     public var duration: Double { buffer.duration }
 
     /// The bytes of samples it holds (the original counted once when the level is unchanged).
-    var byteCount: Int {
+    package var byteCount: Int {
         let bytes = buffer.samples.count * MemoryLayout<Float>.size
         return volume == .unchanged ? bytes : bytes + original.samples.count * MemoryLayout<Float>.size
     }

@@ -8,6 +8,9 @@ import Glibc
 /// not `Sendable`).
 package final class BusMessage {
     let handle: OpaquePointer
+    /// A method call whose handler will answer later (`BusContext.answerLater`): no reply is sent
+    /// when the handler returns.
+    var answeredLater = false
 
     /// Takes a new reference to `handle`.
     init(referencing handle: OpaquePointer) {
@@ -50,6 +53,24 @@ package final class BusMessage {
         return value
     }
 
+    /// For a `NameOwnerChanged` signal: the unique name (`:1.42`) that left the bus, if it says
+    /// that one did (no new owner); nil for any other change.
+    package func readDeparture() -> String? {
+        guard let name = try? readString(), name.hasPrefix(":"), (try? readString()) != nil, (try? readString()) == ""
+        else { return nil }
+        return name
+    }
+
+    /// The next argument, a file descriptor (`h`), duplicated (close-on-exec): the message owns the
+    /// one it carries, the caller owns and must close the one returned.
+    package func readFileDescriptor() throws(BusError) -> Int32 {
+        var descriptor: Int32 = -1
+        try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "h")), &descriptor), "reading a file descriptor")
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 3)
+        guard copy >= 0 else { throw BusError(code: errno, "duplicating a passed file descriptor") }
+        return copy
+    }
+
     /// The next argument, a value of the basic type `signature` (`s`, `u`, `i`, `b`, `d`).
     package func readBasic(_ signature: String) throws(BusError) -> BusValue {
         switch signature {
@@ -67,6 +88,18 @@ package final class BusMessage {
         default:
             throw .invalidArgs("values of type '\(signature)' are not supported here")
         }
+    }
+
+    /// The next argument, a variant holding a basic value.
+    package func readVariant() throws(BusError) -> BusValue {
+        var type: CChar = 0
+        var contents: UnsafePointer<CChar>?
+        try check(sd_bus_message_peek_type(handle, &type, &contents), "reading a variant")
+        let inner = contents.map { String(cString: $0) } ?? ""
+        try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "v")), inner), "reading a variant")
+        let value = try readBasic(inner)
+        try check(sd_bus_message_exit_container(handle), "reading a variant")
+        return value
     }
 
     /// The next argument, an `a{sv}` dictionary: the entries whose values have a basic type
@@ -92,9 +125,7 @@ package final class BusMessage {
                     "the hint '\(key)' must be of type '\(expected)', not '\(inner.prefix(64))'")
             }
             if ["s", "u", "i", "b", "d"].contains(inner) {
-                try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "v")), inner), "reading a variant")
-                entries[key] = try readBasic(inner)
-                try check(sd_bus_message_exit_container(handle), "reading a variant")
+                entries[key] = try readVariant()
             } else {
                 try check(sd_bus_message_skip(handle, "v"), "skipping a variant")
             }
@@ -120,11 +151,33 @@ package final class BusMessage {
         return pairs
     }
 
-    /// Appends `value` (`sd_bus_message_append_basic`).
+    /// Appends `value` (`sd_bus_message_append_basic`; containers with
+    /// `sd_bus_message_open_container`).
     func append(_ value: BusValue) throws(BusError) {
         let type = CChar(bitPattern: value.typeCode)
         let result: Int32
         switch value {
+        case .structures(let signature, let rows):
+            try check(sd_bus_message_open_container(handle, type, "(\(signature))"), "opening an array")
+            for row in rows {
+                try check(sd_bus_message_open_container(handle, CChar(UInt8(ascii: "r")), signature), "opening a structure")
+                for field in row { try append(field) }
+                try check(sd_bus_message_close_container(handle), "closing a structure")
+            }
+            result = sd_bus_message_close_container(handle)
+        case .variant(let inner):
+            try check(sd_bus_message_open_container(handle, type, String(UnicodeScalar(inner.typeCode))), "opening a variant")
+            try append(inner)
+            result = sd_bus_message_close_container(handle)
+        case .dictionary(let entries):
+            try check(sd_bus_message_open_container(handle, type, "{sv}"), "opening a{sv}")
+            for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
+                try check(sd_bus_message_open_container(handle, CChar(UInt8(ascii: "e")), "sv"), "opening an entry")
+                try append(.string(key))
+                try append(.variant(value))
+                try check(sd_bus_message_close_container(handle), "closing an entry")
+            }
+            result = sd_bus_message_close_container(handle)
         case .string(let text): result = text.withCString { sd_bus_message_append_basic(handle, type, $0) }
         case .uint32(var number): result = sd_bus_message_append_basic(handle, type, &number)
         case .int32(var number): result = sd_bus_message_append_basic(handle, type, &number)

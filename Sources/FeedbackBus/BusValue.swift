@@ -11,6 +11,13 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
     case boolean(Bool)
     /// `d`
     case double(Double)
+    /// `a(…)`: an array of structures whose fields have the basic types of `signature` (`usd` for
+    /// `a(usd)`), each row one structure.
+    case structures(signature: String, [[BusValue]])
+    /// `v`: a basic value in a variant.
+    indirect case variant(BusValue)
+    /// `a{sv}`: basic values by name, each in a variant (sent in the order of their names).
+    case dictionary([String: BusValue])
 
     /// The value's D-Bus type code.
     var typeCode: UInt8 {
@@ -20,6 +27,8 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
         case .int32: UInt8(ascii: "i")
         case .boolean: UInt8(ascii: "b")
         case .double: UInt8(ascii: "d")
+        case .structures, .dictionary: UInt8(ascii: "a")
+        case .variant: UInt8(ascii: "v")
         }
     }
 
@@ -36,6 +45,10 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
         case .int32(let value): "\(value)"
         case .boolean(let value): "\(value)"
         case .double(let value): "\(value)"
+        case .structures(_, let rows): "[\(rows.map { "(\($0.map(\.description).joined(separator: ", ")))" }.joined(separator: ", "))]"
+        case .variant(let value): "<\(value)>"
+        case .dictionary(let entries):
+            "{\(entries.sorted { $0.key < $1.key }.map { "'\($0.key)': <\($0.value)>" }.joined(separator: ", "))}"
         }
     }
 }

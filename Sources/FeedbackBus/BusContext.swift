@@ -1,5 +1,6 @@
 import CSystemd
 import Glibc
+import Synchronization
 
 /// What an exported object does when called: the bus thread calls these with the call's message
 /// and the bus.
@@ -25,7 +26,7 @@ package enum NameRequest: Equatable, Sendable {
 /// with `BusConnection.perform`, and `BusConnection.setUp` before the loop starts). It is not
 /// `Sendable`, so it cannot be handed to another thread.
 package struct BusContext {
-    let connection: BusConnection
+    package let connection: BusConnection
     private var bus: OpaquePointer { connection.bus }
 
     /// Asks the bus for `name` (`sd_bus_request_name`), letting a later instance take it over;
@@ -97,11 +98,18 @@ package struct BusContext {
         connection.registrations.slots.append(slot!)
     }
 
-    /// Sends a signal (`sd_bus_message_new_signal`, `sd_bus_send`).
-    package func emitSignal(path: String, interface: String, member: String, _ values: [BusValue]) throws(BusError) {
+    /// Sends a signal (`sd_bus_message_new_signal`, `sd_bus_send`): to every connection that
+    /// subscribed, or only to `destination` (a unique name) when given
+    /// (`sd_bus_message_set_destination`), so that what concerns one client reaches no other.
+    package func emitSignal(
+        path: String, interface: String, member: String, destination: String? = nil, _ values: [BusValue]
+    ) throws(BusError) {
         var handle: OpaquePointer?
         try check(sd_bus_message_new_signal(bus, &handle, path, interface, member), "creating the signal \(member)")
         let message = BusMessage(adopting: handle!)
+        if let destination {
+            try check(sd_bus_message_set_destination(message.handle, destination), "addressing the signal \(member)")
+        }
         for value in values { try message.append(value) }
         try check(sd_bus_send(bus, message.handle, nil), "sending the signal \(member)")
     }
@@ -135,6 +143,18 @@ package struct BusContext {
         connection.registrations.slots.append(slot!)
     }
 
+    /// Calls `handler` on the bus thread with a client's unique name (`:1.42`) when it leaves the
+    /// bus (`NameOwnerChanged` with no new owner). Every service that keeps state per client
+    /// subscribes through this one place.
+    package func onClientLeft(_ handler: @escaping (String, BusContext) -> Void) throws(BusError) {
+        try subscribe(
+            sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged"
+        ) { message, bus in
+            if let name = message.readDeparture() { handler(name, bus) }
+        }
+    }
+
     /// Calls `handler` on the bus thread when the process receives `signal` (`sd_event_add_signal`).
     /// The signal must be blocked in every thread first (`pthread_sigmask` before any thread starts).
     package func onSignal(_ signal: Int32, _ handler: @escaping (BusContext) -> Void) throws(BusError) {
@@ -163,6 +183,14 @@ package struct BusContext {
         var source: OpaquePointer?
         try check(add(&source, userdata), what)
         connection.registrations.eventSources.append(source!)
+    }
+
+    /// Takes over the reply to `message`, a method call being handled: the handler returns at
+    /// once (its return value is not sent) and the work goes on elsewhere, so that slow work (a
+    /// decode) does not hold up other clients. Exactly one `PendingReply.send` must follow.
+    package func answerLater(_ message: BusMessage) -> PendingReply {
+        message.answeredLater = true
+        return PendingReply(message: message, connection: connection)
     }
 
     /// Ends the loop once the current handler or job returns; what was queued is sent first.
@@ -223,8 +251,9 @@ private final class EventBox {
 private let methodTrampoline: sd_bus_message_handler_t = { handle, userdata, failure in
     let object = Unmanaged<ExportedObject>.fromOpaque(userdata!).takeUnretainedValue()
     do throws(BusError) {
-        let values = try object.handler.call(BusMessage(referencing: handle!), bus: BusContext(connection: object.connection))
-        guard sd_bus_message_get_expect_reply(handle) > 0 else { return 1 }
+        let call = BusMessage(referencing: handle!)
+        let values = try object.handler.call(call, bus: BusContext(connection: object.connection))
+        guard !call.answeredLater, sd_bus_message_get_expect_reply(handle) > 0 else { return 1 }
         var reply: OpaquePointer?
         try check(sd_bus_message_new_method_return(handle, &reply), "creating a reply")
         let message = BusMessage(adopting: reply!)
@@ -258,5 +287,54 @@ private let setTrampoline: sd_bus_property_set_t = { _, _, _, property, value, u
         return 1
     } catch {
         return sd_bus_error_set(failure, error.name, error.message)
+    }
+}
+
+/// The reply to a method call that is answered after its handler returned (`BusContext.answerLater`).
+///
+/// Thread safety: `send` may be called from any thread, once; the reply is built and sent on the
+/// bus thread.
+package final class PendingReply: @unchecked Sendable {
+    // Locking rule: `message` is used and released on the bus thread only (sd-bus messages are not
+    // thread-safe): in `answerLater`, and in the job `send` hands over. `sent` is atomic.
+    private var message: BusMessage?
+    private let connection: BusConnection
+    private let sent = Atomic<Bool>(false)
+
+    fileprivate init(message: BusMessage, connection: BusConnection) {
+        self.message = message
+        self.connection = connection
+    }
+
+    /// Sends the reply's values, or the error, to the caller (`sd_bus_message_new_method_return`
+    /// or `sd_bus_reply_method_error`). Later calls do nothing.
+    package func send(_ result: Result<[BusValue], BusError>) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connection.perform { [self] _ in
+            guard let call = message else { return }
+            defer { message = nil }
+            guard sd_bus_message_get_expect_reply(call.handle) > 0 else { return }
+            switch result {
+            case .success(let values):
+                var handle: OpaquePointer?
+                guard sd_bus_message_new_method_return(call.handle, &handle) >= 0, let handle else { return }
+                let reply = BusMessage(adopting: handle)
+                do throws(BusError) {
+                    for value in values { try reply.append(value) }
+                    _ = sd_bus_send(nil, reply.handle, nil)
+                } catch {
+                    send(error, to: call)
+                }
+            case .failure(let error):
+                send(error, to: call)
+            }
+        }
+    }
+
+    private func send(_ error: BusError, to call: BusMessage) {
+        var failure = sd_bus_error()
+        defer { sd_bus_error_free(&failure) }
+        _ = sd_bus_error_set(&failure, error.name, error.message)
+        _ = sd_bus_reply_method_error(call.handle, &failure)
     }
 }

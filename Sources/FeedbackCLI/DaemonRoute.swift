@@ -1,0 +1,175 @@
+import FeedbackBus
+import FeedbackServices
+import Glibc
+
+/// feedbackctl as a client of feedbackservicesd (`org.feedbackservices.SystemSounds1`): when the
+/// service runs, `fire` asks it to play, so the sound starts on its already-open stream from its
+/// already-decoded sounds; when it does not, the command plays in this process as before.
+///
+/// Finding out costs as little as it can: with no session bus (`DBUS_SESSION_BUS_ADDRESS` unset and
+/// no `$XDG_RUNTIME_DIR/bus` socket), or no living process in the service's PID file, nothing is
+/// tried; otherwise the play itself is the probe — a call without activation, so a service that is
+/// not running is not started, and its `ServiceUnknown` answer sends the command to the in-process
+/// route. `--no-daemon` or
+/// `FEEDBACKCTL_NO_DAEMON=1` force the in-process route.
+///
+/// Whatever the service refuses or fails to play (no such sound, no sound server) is played again
+/// in process, so that the output and exit code are the ones the command always gave.
+struct DaemonRoute {
+    /// `--no-daemon`.
+    static let noDaemon = Option(
+        "--no-daemon",
+        help: """
+            Play in this process even when feedbackservicesd runs
+            (also FEEDBACKCTL_NO_DAEMON=1)
+            """)
+    /// The environment variable that forces the in-process route.
+    static let environmentVariable = "FEEDBACKCTL_NO_DAEMON"
+
+    let client: BusClient
+
+    /// A connection to the session bus `environment` names; nil when there is none, or when the
+    /// service's PID file (`SystemSounds1.pidFile`) names no living process: then the service does
+    /// not run, and connecting to the bus (a few milliseconds) would only say so.
+    init?(environment: [String: String]) {
+        guard Self.serviceMayRun(environment: environment),
+            let address = BusClient.sessionAddress(environment: environment),
+            let client = try? BusClient(address: address)
+        else { return nil }
+        self.client = client
+    }
+
+    /// Whether the PID file names a process that exists (it may be another one, reusing the PID of
+    /// a service that was killed: the bus call then finds no service, at the cost of a connection).
+    private static func serviceMayRun(environment: [String: String]) -> Bool {
+        guard let path = SystemSounds1.pidFile(environment: environment),
+            let bytes = try? AtomicFile.read(path, limit: 32),
+            let pid = Int32(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)), pid > 0
+        else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// Whether a command may ask the service to play or to take a profile: not with `--no-daemon` (`forcedOff`) or
+    /// `FEEDBACKCTL_NO_DAEMON`, nor with `FEEDBACKSERVICES_PROFILE` in the command's environment,
+    /// which the service could not honour.
+    static func mayUse(environment: [String: String], forcedOff: Bool) -> Bool {
+        !forcedOff && (environment[environmentVariable] ?? "").isEmpty
+            && environment[FeedbackSettings.environmentVariable] == nil
+    }
+
+    /// A play the service started.
+    struct Play {
+        let id: UInt32
+        /// The service's unique name: when it leaves, the play has ended with it.
+        let service: String
+    }
+
+    /// How a play through the service ended.
+    enum End {
+        /// Played to the end, or the profile or the theme allowed nothing: `fire`'s result name
+        /// (`finished`, `silenced`, `disabled`).
+        case finished(String)
+        /// Stopped by another (the service stopping).
+        case stopped
+        /// It did not play: the command plays it in process, to report why as it always has.
+        case failed
+    }
+
+    /// Asks the service to play `alert` (sound only) at `volume`; nil when it does not run or
+    /// refused (then the command takes the in-process route).
+    func play(_ alert: AlertSound, volume: Float) -> Play? {
+        let options: BusValue = .dictionary(volume == 1 ? [:] : ["volume": .double(Double(volume))])
+        let request: (member: String, target: BusValue)
+        switch alert {
+        case .id(let id): request = ("Play", .uint32(id))
+        case .event(let name): request = ("PlayEvent", .string(name))
+        case .file: return nil
+        }
+        do {
+            let reply = try client.call(
+                SystemSounds1.busName, path: SystemSounds1.objectPath, interface: SystemSounds1.interface,
+                member: request.member, [request.target, options])
+            let play = Play(id: try reply.readUInt32(), service: reply.sender)
+            try client.watchDeparture(of: play.service)
+            return play
+        } catch {
+            return nil
+        }
+    }
+
+    /// Waits for `play`'s `PlayEnded`. Ctrl-C or SIGTERM stop it first (`Stop`), then end the
+    /// command with 130 or 143, as an in-process play does.
+    func wait(for play: Play) throws(CommandError) -> End {
+        let matches = { (signal: BusSignal) -> Bool in
+            if BusClient.isDeparture(signal, of: play.service) { return true }
+            return signal.interface == SystemSounds1.interface && signal.member == "PlayEnded"
+                && (try? signal.message.readUInt32()) == play.id
+        }
+        do {
+            guard let ended = try client.waitForSignal(shouldStop: { Interruption.receivedSignal != nil }, matches: matches)
+            else {
+                _ = try? client.call(
+                    SystemSounds1.busName, path: SystemSounds1.objectPath, interface: SystemSounds1.interface,
+                    member: "Stop", [.uint32(play.id)])
+                _ = try client.waitForSignal(shouldStop: { false }, matches: matches)
+                try Interruption.check("interrupted; the sound or vibration was stopped")
+                return .stopped
+            }
+            guard ended.interface == SystemSounds1.interface else {
+                throw CommandError(message: "feedbackservicesd left the bus while the sound played", exitCode: .unavailable)
+            }
+            let how = SystemSounds1.How(rawValue: try ended.message.readString())
+            let why = try ended.message.readString()
+            let word = why.prefix { $0 != ":" }
+            switch how {
+            case .finished:
+                switch word {
+                case SystemSounds1.Why.silenced: return .finished("silenced")
+                case SystemSounds1.Why.disabled: return .finished("disabled")
+                default: return .finished("finished")
+                }
+            case .stopped: return .stopped
+            case .failed, nil: return .failed
+            }
+        } catch let error as BusError {
+            throw CommandError(message: "lost the session bus while the sound played: \(error.message)", exitCode: .unavailable)
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError(message: "\(error)", exitCode: .software)
+        }
+    }
+
+    /// What `feedbackctl devices` shows of the service.
+    struct State: Encodable {
+        let running: Bool
+        @Nullable var pid: Int32?
+        @Nullable var profile: String?
+        @Nullable var theme: String?
+        @Nullable var output: String?
+    }
+
+    /// The service's state: whether it runs on the session bus, its process, and its properties
+    /// (read without starting it).
+    func state() -> State {
+        guard let pid = client.ownerPID(of: SystemSounds1.busName) else { return State(running: false) }
+        func property(_ name: String) -> String? {
+            try? client.property(
+                SystemSounds1.busName, path: SystemSounds1.objectPath, interface: SystemSounds1.interface, name: name
+            ).string
+        }
+        return State(
+            running: true, pid: pid, profile: property("Profile"), theme: property("SoundTheme"), output: property("AudioOutput"))
+    }
+
+    /// Hands a profile just stored to the service, if it runs, through feedbackd's `Profile`
+    /// property: it stores the same value and sends `PropertiesChanged` to the programs that watch
+    /// it. A service that refuses (its environment fixes the profile) changes nothing here: the
+    /// file is what the command stores.
+    func announce(_ profile: FeedbackProfile) {
+        guard client.ownerPID(of: SystemSounds1.busName) != nil else { return }
+        _ = try? client.setProperty(
+            "org.sigxcpu.Feedback", path: "/org/sigxcpu/Feedback", interface: "org.sigxcpu.Feedback", name: "Profile",
+            to: .string(profile.rawValue))
+    }
+}

@@ -1,0 +1,528 @@
+import Dispatch
+package import FeedbackBus
+package import FeedbackServices
+import FoundationEssentials
+import Glibc
+import Synchronization
+
+/// Our own interface, `org.feedbackservices.SystemSounds1` at `/org/feedbackservices/SystemSounds1`
+/// (the names: `SystemSounds1`):
+/// AudioServices over D-Bus. Every play goes through the one `FeedbackManager`, as
+/// `org.sigxcpu.Feedback`'s do; `share/dbus-1/interfaces/org.feedbackservices.SystemSounds1.xml`
+/// documents each member for clients.
+///
+/// - `Play(u id, a{sv} options) → u play`, `PlayEvent(s event, a{sv} options) → u play`: a sound
+///   ID (system 1000…1351, 4095, the persistent registry 4097…999,999, or one of the caller's own
+///   from `RegisterFD`) or a sound theme event. Options: `volume` d (0…4), `pan` d (−1…1), `alert` b
+///   (sound and vibration under the profile, as AudioServicesPlayAlertSound; default: sound only,
+///   as AudioServicesPlaySystemSound). An unknown option, or one of the wrong type, is
+///   `InvalidArgs`. A sound that cannot be found or decoded is refused in the reply
+///   (`NoSuchSound`, `BadSound`); everything else ends with `PlayEnded`.
+/// - `PlayEnded(u play, s how, s why)`: exactly once per play, sent to the caller only (a unicast
+///   signal). `how` is `finished`, `stopped` or `failed`; `why` starts with a word from a fixed
+///   list (`SystemSounds1.Why`), then, after ": ", an explanation for people.
+/// - `Stop(u play)`, `StopAll() → u count`: the caller's plays only (another's: `AccessDenied`;
+///   one that already ended: nothing, as a stop may cross its `PlayEnded`).
+/// - `Register(s path) → u id`: the persistent registry (registry.json, as `feedbackctl register`);
+///   the path must be absolute. `RegisterFD(h fd, s name) → u id`: a sound read from a passed file
+///   descriptor (for sandboxed clients), in the service range (2,000,000,000 and up); it is the
+///   caller's own: only it can play, change or unregister it, and it is gone when the caller leaves
+///   the bus. `Unregister(u id)` removes either kind; `SetVolume(u id, d level)` re-registers one at
+///   a level (0…4; for a persistent sound stored in the registry file). `ListSounds() → a(usd)`:
+///   (id, path or name, seconds) for the persistent registry and the caller's own sounds.
+/// - A play outlives its client (each is one sound of at most 30 s, and a fire-and-forget caller
+///   such as `gdbus call` leaves at once); its `PlayEnded` is then not sent.
+/// - Properties `Profile`, `SoundTheme`, `AudioOutput` (read-only): what `feedbackctl devices`
+///   shows of the running service.
+///
+/// Clients are not trusted: each is bounded (`Limits`: plays at once and a second, sounds and bytes
+/// registered), and a request over a limit is refused with
+/// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit.
+///
+/// Thread safety: the bus thread calls the handler methods; the state is behind a Mutex, and the
+/// manager's completions are handed to the bus thread, so signals go out in order there.
+package final class SystemSoundsService: BusObjectHandler, Sendable {
+    /// Its members.
+    package static let members: [BusMember] = [
+        .method("Play", signature: "ua{sv}", result: "u", names: ["id", "options", "play"]),
+        .method("PlayEvent", signature: "sa{sv}", result: "u", names: ["event", "options", "play"]),
+        .method("Stop", signature: "u", result: "", names: ["play"]),
+        .method("StopAll", signature: "", result: "u", names: ["stopped"]),
+        .method("Register", signature: "s", result: "u", names: ["path", "id"]),
+        .method("RegisterFD", signature: "hs", result: "u", names: ["fd", "name", "id"]),
+        .method("Unregister", signature: "u", result: "", names: ["id"]),
+        .method("SetVolume", signature: "ud", result: "", names: ["id", "level"]),
+        .method("ListSounds", signature: "", result: "a(usd)", names: ["sounds"]),
+        .signal("PlayEnded", signature: "uss", names: ["play", "how", "why"]),
+        .property("Profile", signature: "s", writable: false, emitsChange: false),
+        .property("SoundTheme", signature: "s", writable: false, emitsChange: false),
+        .property("AudioOutput", signature: "s", writable: false, emitsChange: false),
+    ]
+
+    /// How much one client may ask for. A value; safe to share across threads.
+    package struct Limits: Sendable, Equatable {
+        /// Plays one client may have running at once.
+        package var playsPerClient = 32
+        /// Plays running at once, all clients together.
+        package var plays = 512
+        /// Plays a second one client may start, sustained.
+        package var playsPerSecond = 20.0
+        /// Plays one client may start at once after a quiet spell.
+        package var playBurst = 40.0
+        /// Sounds one client may have registered with `RegisterFD`.
+        package var soundsPerClient = 64
+        /// Bytes of decoded audio one client's `RegisterFD` sounds may hold (16 MiB: about 44 s of
+        /// 48 kHz stereo).
+        package var bytesPerClient = 16 << 20
+        /// The largest file `RegisterFD` reads.
+        package var fileBytes = 64 << 20
+
+        /// The defaults.
+        package init() {}
+    }
+
+    /// Where every play goes; its registry gives `RegisterFD` sounds their service-range IDs.
+    package let manager: FeedbackManager
+    /// The limits in force.
+    package let limits: Limits
+    private let log: @Sendable (String) -> Void
+    private let completions = DispatchQueue(label: "SystemSoundsService.completions")
+
+    private struct Play {
+        var client: String
+        var what: String
+        var playback: FeedbackPlayback?
+        /// Why it is being stopped, once something asked.
+        var stopReason: String?
+        /// The client left the bus: its `PlayEnded` is not sent.
+        var clientGone = false
+    }
+
+    private struct ClientSound {
+        var client: String
+        var name: String
+        var bytes: Int
+    }
+
+    private struct State {
+        var plays: [UInt32: Play] = [:]
+        var sounds: [SystemSoundID: ClientSound] = [:]
+        var budgets: TriggerBudgets
+        var nextPlay: UInt32 = 1
+        var stopping = false
+    }
+    private let state: Mutex<State>
+
+    /// A service playing through `manager` within `limits`; `log` receives one line at a time.
+    package init(manager: FeedbackManager, limits: Limits = Limits(), log: @escaping @Sendable (String) -> Void) {
+        self.manager = manager
+        self.limits = limits
+        self.log = log
+        state = Mutex(State(budgets: TriggerBudgets(rate: limits.playsPerSecond, burst: limits.playBurst)))
+    }
+
+    /// Serves the interface on `bus` and follows clients leaving the bus.
+    package func export(on bus: BusContext) throws(BusError) {
+        try bus.export(path: SystemSounds1.objectPath, interface: SystemSounds1.interface, members: Self.members, handler: self)
+        try bus.onClientLeft { [self] name, _ in clientLeft(name) }
+    }
+
+    // MARK: - BusObjectHandler
+
+    /// Every method.
+    package func call(_ message: BusMessage, bus: BusContext) throws(BusError) -> [BusValue] {
+        let client = message.sender
+        switch message.member {
+        case "Play":
+            let id = try message.readUInt32()
+            let options = try PlayOptions(try message.readVariantDictionary(limit: 8))
+            return [.uint32(try play(.id(id), options: options, client: client, bus: bus))]
+        case "PlayEvent":
+            let event = try message.readString()
+            guard !event.isEmpty, event.utf8.count <= FeedbackService.maximumNameLength else {
+                throw .invalidArgs("an event name has 1 to \(FeedbackService.maximumNameLength) bytes")
+            }
+            let options = try PlayOptions(try message.readVariantDictionary(limit: 8))
+            return [.uint32(try play(.event(event), options: options, client: client, bus: bus))]
+        case "Stop":
+            try stop(try message.readUInt32(), client: client)
+            return []
+        case "StopAll":
+            return [.uint32(stopAll(client: client))]
+        // Registering decodes (up to 30 s of audio): off the bus thread, so that other clients'
+        // feedback is not held up meanwhile.
+        case "Register":
+            let path = try message.readString()
+            let reply = bus.answerLater(message)
+            DispatchQueue.global().async { [self] in
+                reply.send(Result { () throws(BusError) in [.uint32(try register(path: path))] })
+            }
+            return []
+        case "RegisterFD":
+            let descriptor = try message.readFileDescriptor()
+            let name: String
+            do {
+                name = try message.readString()
+            } catch {
+                close(descriptor)
+                throw error
+            }
+            let reply = bus.answerLater(message)
+            DispatchQueue.global().async { [self] in
+                defer { close(descriptor) }
+                reply.send(Result { () throws(BusError) in [.uint32(try register(descriptor: descriptor, name: name, client: client))] })
+            }
+            return []
+        case "Unregister":
+            try unregister(try message.readUInt32(), client: client)
+            return []
+        case "SetVolume":
+            let id = try message.readUInt32()
+            guard case .double(let level) = try message.readBasic("d") else { throw .invalidArgs("level: a double") }
+            try setVolume(level, for: id, client: client)
+            return []
+        case "ListSounds":
+            return [try listSounds(client: client)]
+        default:
+            throw .failed("no method \(message.member)")
+        }
+    }
+
+    /// `Profile`, `SoundTheme`, `AudioOutput`.
+    package func get(_ name: String, bus: BusContext) throws(BusError) -> BusValue {
+        switch name {
+        case "Profile": return .string(manager.profile.rawValue)
+        case "SoundTheme": return .string((try? SoundThemeResolver.standard().themeOrder.first) ?? "")
+        case "AudioOutput": return .string(manager.audioOutput?.name ?? "")
+        default: throw .invalidArgs("no property \(name)")
+        }
+    }
+
+    /// No property is writable (the profile is written through `org.sigxcpu.Feedback`).
+    package func set(_ name: String, to value: BusValue, bus: BusContext) throws(BusError) {
+        throw .accessDenied("\(name) is read-only")
+    }
+
+    // MARK: - Playing
+
+    /// `Play`'s and `PlayEvent`'s options.
+    struct PlayOptions {
+        var playback = PlaybackOptions()
+        var type = FeedbackType.audioOnly
+
+        init(_ entries: [String: BusValue]) throws(BusError) {
+            for (key, value) in entries {
+                switch (key, value) {
+                case ("volume", .double(let volume)):
+                    guard VolumeLimit.range.contains(Float(volume)) else {
+                        throw .invalidArgs("volume \(volume): from 0 to \(VolumeLimit.maximum)")
+                    }
+                    playback.volume = Float(volume)
+                case ("pan", .double(let pan)):
+                    guard (-1...1).contains(pan) else { throw .invalidArgs("pan \(pan): from -1 to 1") }
+                    playback.pan = Float(pan)
+                case ("alert", .boolean(let alert)):
+                    type = alert ? .audioAndVibrate : .audioOnly
+                default:
+                    throw .invalidArgs("unknown option '\(key.prefix(64))' of type \(value): volume (d), pan (d), alert (b)")
+                }
+            }
+        }
+    }
+
+    private func play(_ alert: AlertSound, options: PlayOptions, client: String, bus: BusContext) throws(BusError)
+        -> UInt32
+    {
+        if case .id(let id) = alert, SoundIDRange(id) == .service {
+            guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
+                throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
+            }
+            guard owner == client else { throw .accessDenied("sound \(id) belongs to another client") }
+        }
+        if case .id(let id) = alert, SoundIDRange(id) == .processLocal {
+            throw BusError(
+                name: SystemSounds1.ErrorName.noSuchSound,
+                message: "\(id) is a process-local sound ID (\(SoundIDRange.processLocal)): only its own process can play it")
+        }
+        let now = MonotonicClock.now
+        let admitted = state.withLock { $0.budgets.take(client, now: now) }
+        guard admitted else {
+            throw .limitsExceeded(
+                "play rate: client \(client) started more than \(Int(limits.playsPerSecond)) plays a second "
+                    + "(after a burst of \(Int(limits.playBurst)))")
+        }
+        let sound: ResolvedAlertSound
+        do {
+            sound = try manager.resolve(alert)
+        } catch {
+            throw Self.refusal(error)
+        }
+        let id = try state.withLock { state throws(BusError) -> UInt32 in
+            guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
+            let own = state.plays.values.lazy.filter { $0.client == client }.count
+            guard own < limits.playsPerClient else {
+                throw .limitsExceeded("plays per client: client \(client) has \(own) running, the most one client may have")
+            }
+            guard state.plays.count < limits.plays else {
+                throw .limitsExceeded("plays: \(limits.plays) are running, the most the service runs")
+            }
+            var id = state.nextPlay
+            while id == 0 || state.plays[id] != nil { id &+= 1 }
+            state.nextPlay = id &+ 1
+            state.plays[id] = Play(client: client, what: alert.description)
+            return id
+        }
+        let connection = bus.connection
+        let playback = manager.play(sound, type: options.type, options: options.playback, queue: completions) {
+            [self] result in
+            connection.perform { [self] bus in ended(id, result: result, bus: bus) }
+        }
+        state.withLock { $0.plays[id]?.playback = playback }
+        return id
+    }
+
+    /// A lookup's failure as the reply says it.
+    static func refusal(_ error: FeedbackError) -> BusError {
+        switch error {
+        case .catalog, .theme, .invalidName:
+            return BusError(name: SystemSounds1.ErrorName.noSuchSound, message: error.description)
+        case .registry(let registryError):
+            if case .unknownSoundID = registryError.reason {
+                return BusError(name: SystemSounds1.ErrorName.noSuchSound, message: error.description)
+            }
+            return BusError(name: SystemSounds1.ErrorName.badSound, message: error.description)
+        case .sound:
+            return BusError(name: SystemSounds1.ErrorName.badSound, message: error.description)
+        case .playback, .haptics:
+            return .failed(error.description)
+        }
+    }
+
+    private func stop(_ play: UInt32, client: String) throws(BusError) {
+        let playback = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
+            // A play that already ended is not an error: a Stop may cross its PlayEnded.
+            guard let running = state.plays[play] else { return nil }
+            guard running.client == client else { throw .accessDenied("play \(play) belongs to another client") }
+            guard running.stopReason == nil else { return nil }
+            state.plays[play]?.stopReason = SystemSounds1.Why.stopCalled
+            return running.playback
+        }
+        playback?.stop()
+    }
+
+    private func stopAll(client: String) -> UInt32 {
+        let playbacks = state.withLock { state in
+            var playbacks: [FeedbackPlayback] = []
+            for (id, play) in state.plays where play.client == client && play.stopReason == nil {
+                state.plays[id]?.stopReason = SystemSounds1.Why.stopCalled
+                if let playback = play.playback { playbacks.append(playback) }
+            }
+            return playbacks
+        }
+        for playback in playbacks { playback.stop() }
+        return UInt32(playbacks.count)
+    }
+
+    /// The manager's result for `play`, on the bus thread: its one `PlayEnded`.
+    private func ended(_ play: UInt32, result: FeedbackResult, bus: BusContext) {
+        // Nil: the service stopping reported it already.
+        guard let ended = state.withLock({ $0.plays.removeValue(forKey: play) }) else { return }
+        let (how, why) = Self.outcome(result, stopReason: ended.stopReason)
+        if how == .failed { log("play \(play) of \(ended.what) (client \(ended.client)) failed: \(why)") }
+        if ended.clientGone { return }
+        emitEnded(play, how: how, why: why, to: ended.client, bus: bus)
+    }
+
+    /// `PlayEnded`'s `how` and `why` for a result.
+    static func outcome(_ result: FeedbackResult, stopReason: String?) -> (how: SystemSounds1.How, why: String) {
+        switch result.sound {
+        case .noAudioOutput(let error): return (.failed, "\(SystemSounds1.Why.noAudioOutput): \(error)")
+        case .failed(let error): return (.failed, "\(SystemSounds1.Why.error): \(error)")
+        case .stopped: return (.stopped, stopReason ?? SystemSounds1.Why.stopCalled)
+        case .played: break
+        case .silencedByProfile(let profile):
+            if !result.vibration.didVibrate { return (.finished, "\(SystemSounds1.Why.silenced): profile \(profile.rawValue)") }
+        case .disabledByTheme: return (.finished, SystemSounds1.Why.disabled)
+        case .notRequested: break
+        }
+        switch result.vibration {
+        case .stopped where result.sound == .notRequested: return (.stopped, stopReason ?? SystemSounds1.Why.stopCalled)
+        case .noVibrator(let error) where result.sound == .notRequested:
+            return (.failed, "\(SystemSounds1.Why.noVibrator): \(error)")
+        case .failed(let error) where result.sound == .notRequested: return (.failed, "\(SystemSounds1.Why.error): \(error)")
+        case .silencedByProfile(let profile) where result.sound == .notRequested:
+            return (.finished, "\(SystemSounds1.Why.silenced): profile \(profile.rawValue)")
+        case .vibrated where result.sound == .notRequested: return (.finished, SystemSounds1.Why.vibrated)
+        default: return (.finished, SystemSounds1.Why.played)
+        }
+    }
+
+    private func emitEnded(_ play: UInt32, how: SystemSounds1.How, why: String, to client: String, bus: BusContext) {
+        do {
+            try bus.emitSignal(
+                path: SystemSounds1.objectPath, interface: SystemSounds1.interface, member: "PlayEnded", destination: client,
+                [.uint32(play), .string(how.rawValue), .string(why)])
+        } catch {
+            log("cannot send PlayEnded for play \(play) to \(client): \(error)")
+        }
+    }
+
+    // MARK: - Sounds
+
+    private func register(path: String) throws(BusError) -> UInt32 {
+        guard path.hasPrefix("/") else {
+            throw .invalidArgs("'\(path.prefix(256))' is relative: the service's working directory is not the caller's")
+        }
+        guard let file = manager.registry.persistentRegistry else {
+            throw .failed("the service has no persistent registry (neither XDG_DATA_HOME nor HOME is set)")
+        }
+        do {
+            return try file.register(fileAt: path, decoder: manager.registry.decoder).id
+        } catch {
+            throw Self.refusal(.registry(error))
+        }
+    }
+
+    private func register(descriptor: Int32, name: String, client: String) throws(BusError) -> UInt32 {
+        guard name.utf8.count <= FeedbackService.maximumNameLength else {
+            throw .invalidArgs("a name has at most \(FeedbackService.maximumNameLength) bytes")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw .invalidArgs("the file descriptor is not a regular file")
+        }
+        guard Int(status.st_size) <= limits.fileBytes else {
+            throw .limitsExceeded("file bytes: the file has \(status.st_size) bytes, more than \(limits.fileBytes)")
+        }
+        let (count, bytes) = clientSounds(client)
+        guard count < limits.soundsPerClient else {
+            throw .limitsExceeded("sounds per client: client \(client) has \(count) registered, the most one client may have")
+        }
+        guard bytes < limits.bytesPerClient else {
+            throw .limitsExceeded("bytes per client: client \(client) holds \(bytes) bytes, the most one client may hold")
+        }
+        // The descriptor, opened again: the decoder checks it and reads it from its start, whatever
+        // the caller's file offset.
+        let id: SystemSoundID
+        do {
+            id = try manager.registry.register(fileAt: "/proc/self/fd/\(descriptor)")
+        } catch {
+            throw Self.refusal(.registry(error))
+        }
+        let size = (manager.registry.sound(id)?.byteCount) ?? 0
+        let admitted = state.withLock { state in
+            let held = state.sounds.values.lazy.filter { $0.client == client }.map(\.bytes).reduce(0, +)
+            guard held + size <= limits.bytesPerClient, !state.stopping else { return false }
+            state.sounds[id] = ClientSound(client: client, name: name, bytes: size)
+            return true
+        }
+        guard admitted else {
+            try? manager.registry.dispose(id)
+            throw .limitsExceeded(
+                "bytes per client: client \(client) would hold \(bytes + size) bytes, more than \(limits.bytesPerClient)")
+        }
+        return id
+    }
+
+    /// How many `RegisterFD` sounds `client` has, and their bytes.
+    private func clientSounds(_ client: String) -> (count: Int, bytes: Int) {
+        state.withLock { state in
+            let own = state.sounds.values.filter { $0.client == client }
+            return (own.count, own.map(\.bytes).reduce(0, +))
+        }
+    }
+
+    /// Checks that `id` is a sound `client` may change: its own, or the persistent registry's.
+    private func checkOwner(_ id: SystemSoundID, client: String) throws(BusError) {
+        switch SoundIDRange(id) {
+        case .service:
+            guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
+                throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
+            }
+            guard owner == client else { throw .accessDenied("sound \(id) belongs to another client") }
+        case .persistent:
+            return
+        default:
+            throw .invalidArgs("\(id) is not a registered sound ID (\(SoundIDRange(id)))")
+        }
+    }
+
+    private func unregister(_ id: SystemSoundID, client: String) throws(BusError) {
+        try checkOwner(id, client: client)
+        if SoundIDRange(id) == .service {
+            state.withLock { _ = $0.sounds.removeValue(forKey: id) }
+            try? manager.registry.dispose(id)
+            return
+        }
+        guard let file = manager.registry.persistentRegistry else {
+            throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "the service has no persistent registry")
+        }
+        do {
+            try file.unregister(id)
+        } catch {
+            throw Self.refusal(.registry(error))
+        }
+    }
+
+    private func setVolume(_ level: Double, for id: SystemSoundID, client: String) throws(BusError) {
+        guard VolumeLimit.range.contains(Float(level)) else {
+            throw .invalidArgs("level \(level): from 0 to \(VolumeLimit.maximum)")
+        }
+        try checkOwner(id, client: client)
+        do {
+            try manager.setVolume(Float(level), for: id)
+        } catch {
+            throw Self.refusal(.registry(error))
+        }
+    }
+
+    private func listSounds(client: String) throws(BusError) -> BusValue {
+        var rows: [[BusValue]] = []
+        if let file = manager.registry.persistentRegistry {
+            do {
+                for sound in try file.sounds() {
+                    rows.append([.uint32(sound.id), .string(sound.path), .double(sound.duration)])
+                }
+            } catch {
+                throw Self.refusal(.registry(error))
+            }
+        }
+        let own = state.withLock { $0.sounds.filter { $0.value.client == client } }
+        for (id, sound) in own.sorted(by: { $0.key < $1.key }) {
+            let duration = manager.registry.sound(id)?.duration ?? 0
+            rows.append([.uint32(id), .string(sound.name), .double(duration)])
+        }
+        return .structures(signature: "usd", rows)
+    }
+
+    // MARK: - Clients and stopping
+
+    /// A client left: its own sounds are disposed (a play of one keeps its samples to its end), and
+    /// its plays end unannounced, as no one is left to tell. They play on: every play is one sound
+    /// of at most 30 s, and a fire-and-forget caller such as `gdbus call` leaves at once.
+    private func clientLeft(_ client: String) {
+        let sounds = state.withLock { state in
+            state.budgets.forget(client)
+            for (id, play) in state.plays where play.client == client { state.plays[id]?.clientGone = true }
+            let sounds = state.sounds.filter { $0.value.client == client }.map(\.key)
+            for id in sounds { state.sounds[id] = nil }
+            return sounds
+        }
+        for id in sounds { try? manager.registry.dispose(id) }
+    }
+
+    /// Stops every play and sends each one's `PlayEnded` (stopped, `service-stopping`) now, before
+    /// the name is released; later requests are refused.
+    package func stop(bus: BusContext) {
+        let plays = state.withLock { state in
+            state.stopping = true
+            defer { state.plays.removeAll() }
+            return state.plays
+        }
+        for (id, play) in plays.sorted(by: { $0.key < $1.key }) {
+            play.playback?.stop()
+            if play.clientGone { continue }
+            emitEnded(id, how: .stopped, why: SystemSounds1.Why.serviceStopping, to: play.client, bus: bus)
+        }
+    }
+}

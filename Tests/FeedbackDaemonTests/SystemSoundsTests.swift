@@ -1,0 +1,573 @@
+import FeedbackBus
+@testable import FeedbackDaemon
+import FeedbackServices
+import FeedbackTestSupport
+import FoundationEssentials
+import Glibc
+import Testing
+
+/// org.feedbackservices.SystemSounds1 as clients use it: feedbackservicesd started by hand on a
+/// private bus, called from GIO in /usr/bin/python3 (`SystemSoundsClient`) and gdbus, its sound
+/// checked at the monitor of a PulseAudio of this suite's own. Serialized: the tests share the
+/// recording.
+@Suite(.serialized, .enabled(if: DaemonTools.shouldRun))
+struct SystemSoundsTests {
+    let pulse: PulseAudioTestServer
+
+    init() throws {
+        pulse = try PulseAudioTestServer.shared(named: "sounds1")
+    }
+
+    private var recorder: MonitorRecorder { pulse.recorder }
+
+    /// A `seconds`-long 440 Hz tone, 16-bit WAV, `channels` channels, in the harness's directory.
+    private func tone(_ harness: DaemonHarness, _ name: String, seconds: Double, channels: Int = 1) throws -> String {
+        let frames = Int(48_000 * seconds)
+        var samples: [Float] = []
+        samples.reserveCapacity(frames * channels)
+        for frame in 0..<frames {
+            let value = Float(0.5 * sin(2 * Double.pi * 440 * Double(frame) / 48_000))
+            for _ in 0..<channels { samples.append(value) }
+        }
+        let buffer = try SoundDecoder(maximumDuration: nil).decode(
+            samples: samples, sampleRate: 48_000, channelCount: channels)
+        let path = harness.directory.file(name)
+        try SoundFileWriter.write(buffer, to: path, format: .wav16)
+        return path
+    }
+
+    private func client(_ harness: DaemonHarness, _ commands: String..., holdStdin: Bool = false) throws -> ChildProcess {
+        try ChildProcess(
+            DaemonTools.python, ["-u", "-c", SystemSoundsClient.script] + commands, environment: harness.environment(),
+            holdStdin: holdStdin)
+    }
+
+    /// Runs a client to its end and returns its output lines.
+    private func run(_ harness: DaemonHarness, _ commands: String...) throws -> [Substring] {
+        let process = try ChildProcess(
+            DaemonTools.python, ["-u", "-c", SystemSoundsClient.script] + commands, environment: harness.environment())
+        #expect(process.wait(timeout: 30) == 0, "\(process.errors)")
+        return process.output.split(separator: "\n")
+    }
+
+    private func gdbusCall(_ harness: DaemonHarness, _ method: String, _ arguments: String...) -> ProcessResult {
+        runProcess(
+            DaemonTools.gdbus,
+            [
+                "call", "--session", "--dest", SystemSounds1.busName, "--object-path", SystemSounds1.objectPath,
+                "--method", "\(SystemSounds1.interface).\(method)", "--",
+            ] + arguments, environment: harness.environment().map { "\($0.key)=\($0.value)" })
+    }
+
+    private static func endings(_ lines: [Substring], play: String) -> [Substring] {
+        lines.filter { $0.hasPrefix("ended \(play) ") }
+    }
+
+    private static func value(_ lines: [Substring], _ key: String) -> String? {
+        lines.first { $0.hasPrefix("\(key) ") }.map { String($0.dropFirst(key.count + 1)) }
+    }
+
+    @Test func servedIntrospectionIsTheShippedXML() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        #expect(harness.ownerPID(of: SystemSounds1.busName) == harness.daemon?.pid)
+        let served = harness.gdbus(
+            "introspect", "--session", "--xml", "--dest", SystemSounds1.busName, "--object-path",
+            SystemSounds1.objectPath)
+        try #require(served.status == 0, "\(served.errors)")
+        var root = "\(#filePath)"
+        for _ in 0..<3 { root = String(root[..<root.lastIndex(of: "/")!]) }
+        let shipped = try String(
+            contentsOfFile: "\(root)/share/dbus-1/interfaces/org.feedbackservices.SystemSounds1.xml", encoding: .utf8)
+        let members = Self.members(of: SystemSounds1.interface, in: shipped)
+        #expect(!members.isEmpty)
+        #expect(Self.members(of: SystemSounds1.interface, in: served.output) == members)
+    }
+
+    /// The members of `interface` in introspection XML, each tag as "kind attribute=value …" with
+    /// the attributes sorted, comments left out.
+    static func members(of interface: String, in xml: String) -> [String] {
+        guard let start = xml.firstRange(of: "<interface name=\"\(interface)\">"),
+            let end = xml[start.upperBound...].firstRange(of: "</interface>")
+        else { return [] }
+        var text = String(xml[start.upperBound..<end.lowerBound])
+        while let open = text.firstRange(of: "<!--"), let close = text[open.upperBound...].firstRange(of: "-->") {
+            text.removeSubrange(open.lowerBound..<close.upperBound)
+        }
+        return text.split(separator: "<").compactMap { tag -> String? in
+            guard !tag.hasPrefix("/") else { return nil }
+            let body = tag.split(separator: ">").first.map(String.init) ?? ""
+            let words = body.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "/" })
+            guard let kind = words.first, ["method", "signal", "property", "arg"].contains(String(kind)) else { return nil }
+            // Annotations (sd-bus adds some) are not members: compared are names, types, directions, access.
+            let attributes = words.dropFirst().map(String.init).sorted()
+            return ([String(kind)] + attributes).joined(separator: " ")
+        }
+    }
+
+    @Test func playFinishesWithExactlyOnePlayEnded() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let lines = try run(harness, "play", "1007", "wait", "3")
+        let play = try #require(Self.value(lines, "play"), "\(lines)")
+        #expect(Self.endings(lines, play: play) == ["ended \(play) finished played"], "\(lines)")
+        #expect(recorder.firstSound(after: start, timeout: 1) != nil, "nothing reached the sound server")
+    }
+
+    @Test func playEventWithOptionsPlays() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let lines = try run(harness, "event", "message-new-instant", "volume=0.5", "pan=-1", "wait", "3")
+        let play = try #require(Self.value(lines, "play"), "\(lines)")
+        #expect(Self.endings(lines, play: play) == ["ended \(play) finished played"], "\(lines)")
+        let onset = try #require(recorder.firstSound(after: start, timeout: 1))
+        // Panned hard left: the right channel stays silent.
+        let right = recorder.channel(1, from: onset).prefix(PulseAudioTestServer.rate / 10)
+        #expect(right.allSatisfy { abs($0) < 0.01 })
+    }
+
+    @Test func stopEndsThePlayStoppedOnceAndSilences() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let lines = try run(harness, "register", long, "play", "last-id", "wait", "0.5", "stop", "last", "wait", "1.5")
+        let play = try #require(Self.value(lines, "play"), "\(lines)")
+        #expect(Self.endings(lines, play: play) == ["ended \(play) stopped stop"], "\(lines)")
+        let onset = try #require(recorder.firstSound(after: start, timeout: 1))
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(last - onset < PulseAudioTestServer.rate, "it played on after Stop")
+    }
+
+    @Test func stopAllStopsOnlyTheCallersPlays() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        try harness.startDaemon()
+        let other = try client(harness, "register", long, "play", "last-id", "wait", "2.5")
+        let lines = try run(harness, "register", long, "play", "last-id", "play", "last-id", "wait", "0.3", "stopall", "wait", "1")
+        #expect(Self.value(lines, "stopped") == "2", "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("ended ") && $0.hasSuffix(" stopped stop") }.count == 2, "\(lines)")
+        #expect(other.wait(timeout: 10) == 0)
+        let otherLines = other.output.split(separator: "\n")
+        let otherPlay = try #require(Self.value(otherLines, "play"))
+        // The other client's sound played on (3 s): it had not ended when it stopped waiting.
+        #expect(Self.endings(otherLines, play: otherPlay).isEmpty, "\(otherLines)")
+    }
+
+    @Test func aFireAndForgetPlayOutlivesItsClient() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        // gdbus leaves the bus as soon as the reply comes.
+        let reply = gdbusCall(harness, "Play", "1007", "{}")
+        #expect(reply.output == "(uint32 1,)\n", "\(reply.errors)")
+        let onset = try #require(recorder.firstSound(after: start, timeout: 2))
+        recorder.wait(seconds: 1)
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(last - onset > PulseAudioTestServer.rate / 4, "it was cut when its client left")
+    }
+
+    @Test func sigtermEndsEveryPlayStoppedOnce() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        let daemon = try harness.startDaemon()
+        let owner = try client(harness, "register", long, "play", "last-id", "wait", "3")
+        let line = try #require(owner.waitForOutput(containing: "play ", timeout: 10), "\(owner.errors)")
+        let play = String(line.dropFirst(5))
+        usleep(300_000)
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(timeout: 3) == 0, "\(daemon.errors)")
+        #expect(access(harness.directory.file("feedbackservicesd.pid"), F_OK) != 0, "the PID file outlived the service")
+        #expect(owner.wait(timeout: 10) == 0)
+        let lines = owner.output.split(separator: "\n")
+        #expect(Self.endings(lines, play: play) == ["ended \(play) stopped service-stopping"], "\(lines)")
+    }
+
+    @Test func failedPlayEndsFailedOnceWithTheReason() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon(environment: ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"])
+        let lines = try run(harness, "play", "1007", "wait", "8")
+        let play = try #require(Self.value(lines, "play"), "\(lines)")
+        let endings = Self.endings(lines, play: play)
+        #expect(endings.count == 1, "\(lines)")
+        #expect(endings.first?.hasPrefix("ended \(play) failed no-audio-output: ") == true, "\(lines)")
+    }
+
+    @Test func anotherClientsStopIsRefused() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        try harness.startDaemon()
+        let owner = try client(harness, "register", long, "play", "last-id", "hold", holdStdin: true)
+        let line = try #require(owner.waitForOutput(containing: "play ", timeout: 10), "\(owner.errors)")
+        let play = String(line.dropFirst(5))
+        let refused = gdbusCall(harness, "Stop", play)
+        #expect(refused.status != 0)
+        #expect(refused.errors.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(refused.errors)")
+        let stopAll = gdbusCall(harness, "StopAll")
+        #expect(stopAll.output == "(uint32 0,)\n", "\(stopAll.errors)")
+        owner.closeStdin()
+        #expect(owner.wait(timeout: 10) == 0)
+    }
+
+    @Test func registerFDSoundIsTheClientsOwnAndVanishesWhenItLeaves() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let short = try tone(harness, "short.wav", seconds: 0.3)
+        try harness.startDaemon()
+        let owner = try client(harness, "register-fd", short, "beep", "list", "play", "last-id", "wait", "1", "hold", holdStdin: true)
+        let line = try #require(owner.waitForOutput(containing: "ended ", timeout: 10), "\(owner.errors)")
+        #expect(line.hasSuffix(" finished played"))
+        let lines = owner.output.split(separator: "\n")
+        let id = try #require(Self.value(lines, "id").flatMap(UInt32.init))
+        #expect(SoundIDRange(id) == .service)
+        #expect(lines.contains("sound \(id) beep 0.3"), "\(lines)")
+        // Another client may neither play nor remove it, nor see it.
+        let play = gdbusCall(harness, "Play", "\(id)", "{}")
+        #expect(play.errors.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(play.errors)")
+        let unregister = gdbusCall(harness, "Unregister", "\(id)")
+        #expect(unregister.errors.contains("org.freedesktop.DBus.Error.AccessDenied"), "\(unregister.errors)")
+        #expect(!gdbusCall(harness, "ListSounds").output.contains("\(id)"))
+        owner.closeStdin()
+        #expect(owner.wait(timeout: 10) == 0)
+        // Its owner left: the sound is gone.
+        let deadline = MonotonicClock.now + 5
+        var after = gdbusCall(harness, "Play", "\(id)", "{}")
+        while after.errors.contains("AccessDenied") && MonotonicClock.now < deadline {
+            usleep(20_000)
+            after = gdbusCall(harness, "Play", "\(id)", "{}")
+        }
+        #expect(after.errors.contains("org.feedbackservices.SystemSounds1.Error.NoSuchSound"), "\(after.errors)")
+    }
+
+    @Test func registerFDBytesPerClientAreLimited() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        // 25 s of 48 kHz stereo float is 9.6 MB decoded: the second one goes over 16 MiB.
+        let big = try tone(harness, "big.wav", seconds: 25, channels: 2)
+        try harness.startDaemon()
+        let lines = try run(harness, "register-fd", big, "one", "register-fd", big, "two")
+        #expect(lines.filter { $0.hasPrefix("id ") }.count == 1, "\(lines)")
+        let error = try #require(lines.first { $0.hasPrefix("error ") }, "\(lines)")
+        #expect(error.contains("org.freedesktop.DBus.Error.LimitsExceeded"))
+        #expect(error.contains("bytes per client"))
+    }
+
+    @Test func aFloodOfPlaysIsRefusedByALimitAndTheServiceGoesOn() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let lines = try run(harness, "flood", "button-pressed", "200")
+        let accepted = try #require(Self.value(lines, "ok").flatMap(Int.init), "\(lines)")
+        // At most the burst (40) or the plays one client may have at once (32), whichever came first.
+        #expect(accepted >= 32 && accepted <= 41, "\(lines)")
+        #expect(lines.contains { $0.contains("org.freedesktop.DBus.Error.LimitsExceeded") }, "\(lines)")
+        // Another client is not held back by it.
+        #expect(gdbusCall(harness, "ListSounds").status == 0)
+        let other = try run(harness, "play", "1007", "wait", "2")
+        #expect(Self.value(other, "play") != nil, "\(other)")
+    }
+
+    @Test func triggerBudgetsRefillAtTheirRateUpToTheBurst() {
+        var budgets = TriggerBudgets(rate: 10, burst: 3)
+        #expect((0..<4).map { _ in budgets.take(":1.1", now: 0) } == [true, true, true, false])
+        let other = budgets.take(":1.2", now: 0)
+        #expect(other, "each client has its own bucket")
+        let tooSoon = budgets.take(":1.1", now: 0.05)
+        let refilled = budgets.take(":1.1", now: 0.15)
+        #expect(!tooSoon && refilled)
+        // A long quiet spell refills to the burst, not beyond.
+        #expect((0..<4).map { _ in budgets.take(":1.1", now: 100) } == [true, true, true, false])
+        budgets.forget(":1.1")
+        let fresh = budgets.take(":1.1", now: 100)
+        #expect(fresh, "a forgotten client starts full")
+    }
+
+    @Test func registerSetVolumeListUnregisterUseThePersistentRegistry() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let path = try tone(harness, "ding.wav", seconds: 0.5)
+        try harness.startDaemon()
+        let lines = try run(harness, "register", path, "volume", "last-id", "0.5", "list")
+        let id = try #require(Self.value(lines, "id"), "\(lines)")
+        #expect(UInt32(id).map(SoundIDRange.init) == .persistent)
+        #expect(lines.contains("volume ok"), "\(lines)")
+        #expect(lines.contains("sound \(id) \(path) 0.5"), "\(lines)")
+        // The same registry file feedbackctl uses: it sees the sound and its new level.
+        let listed = runProcess(
+            builtProduct("feedbackctl"), ["list", "--json"],
+            environment: harness.environment().map { "\($0.key)=\($0.value)" })
+        #expect(listed.output.contains(path), "\(listed.output) \(listed.errors)")
+        #expect(gdbusCall(harness, "Unregister", id).status == 0)
+        #expect(!gdbusCall(harness, "ListSounds").output.contains(path))
+        let relative = gdbusCall(harness, "Register", "ding.wav")
+        #expect(relative.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(relative.errors)")
+    }
+
+    @Test func badRequestsAreRefusedWithNamedErrors() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let option = gdbusCall(harness, "Play", "1007", "{'loudness': <1.0>}")
+        #expect(option.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(option.errors)")
+        let volume = gdbusCall(harness, "Play", "1007", "{'volume': <9.0>}")
+        #expect(volume.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(volume.errors)")
+        let unknown = gdbusCall(harness, "Play", "4097", "{}")
+        #expect(unknown.errors.contains("org.feedbackservices.SystemSounds1.Error.NoSuchSound"), "\(unknown.errors)")
+        let event = gdbusCall(harness, "PlayEvent", "no-such-event-anywhere", "{}")
+        #expect(event.errors.contains("org.feedbackservices.SystemSounds1.Error.NoSuchSound"), "\(event.errors)")
+        let local = gdbusCall(harness, "Play", "1000001", "{}")
+        #expect(local.errors.contains("org.feedbackservices.SystemSounds1.Error.NoSuchSound"), "\(local.errors)")
+        let escape = gdbusCall(harness, "PlayEvent", "../../etc/passwd", "{}")
+        #expect(escape.status != 0, "\(escape.output)")
+        let state = harness.gdbus(
+            "call", "--session", "--dest", SystemSounds1.busName, "--object-path", SystemSounds1.objectPath,
+            "--method", "org.freedesktop.DBus.Properties.Get", SystemSounds1.interface, "Profile")
+        #expect(state.output == "(<'full'>,)\n", "\(state.errors)")
+        // It still serves.
+        #expect(gdbusCall(harness, "ListSounds").status == 0)
+    }
+}
+
+/// A client of org.feedbackservices.SystemSounds1 written with GIO, as apps use it. Its arguments
+/// are commands run in order: `play ID|last-id [key=value…]`, `event NAME [key=value…]` (prints
+/// `play N`), `stop N|last`, `stopall` (prints `stopped N`), `register PATH`, `register-fd PATH NAME`
+/// (print `id N`), `volume ID|last-id LEVEL` (prints `volume ok`), `list` (prints `sound ID NAME
+/// SECONDS` per sound), `wait SECONDS` (runs the loop: each `PlayEnded` prints `ended PLAY HOW WHY`),
+/// `hold` (runs the loop until its standard input closes). A refused call prints `error NAME MESSAGE`.
+enum SystemSoundsClient {
+    static let script = """
+        import sys, os, time, threading
+        from gi.repository import Gio, GLib
+        NAME = 'org.feedbackservices.SystemSounds1'
+        PATH = '/org/feedbackservices/SystemSounds1'
+        bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+        def on_signal(conn, sender, path, iface, member, params):
+            play, how, why = params.unpack()
+            print('ended', play, how, why, flush=True)
+        bus.signal_subscribe(None, NAME, 'PlayEnded', PATH, None, Gio.DBusSignalFlags.NONE, on_signal)
+        def call(method, signature=None, args=None, fds=None):
+            try:
+                parameters = GLib.Variant(signature, args) if signature else None
+                if fds is not None:
+                    reply, _ = bus.call_with_unix_fd_list_sync(NAME, PATH, NAME, method, parameters, None,
+                        Gio.DBusCallFlags.NONE, -1, Gio.UnixFDList.new_from_array(fds), None)
+                else:
+                    reply = bus.call_sync(NAME, PATH, NAME, method, parameters, None, Gio.DBusCallFlags.NONE, -1, None)
+                return reply.unpack()
+            except GLib.Error as error:
+                print('error', Gio.DBusError.get_remote_error(error), error.message, flush=True)
+                return None
+        def pump(seconds):
+            context = GLib.MainContext.default()
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                if not context.iteration(False):
+                    time.sleep(0.005)
+        def options(words):
+            result = {}
+            for word in words:
+                key, value = word.split('=')
+                result[key] = GLib.Variant('b', value == 'true') if value in ('true', 'false') else GLib.Variant('d', float(value))
+            return result
+        args, last_id, last_play = sys.argv[1:], None, None
+        i = 0
+        def take():
+            global i
+            i += 1
+            return args[i - 1]
+        def extra():
+            words = []
+            while i < len(args) and '=' in args[i]:
+                words.append(take())
+            return words
+        while i < len(args):
+            command = take()
+            if command in ('play', 'event'):
+                target = take()
+                if command == 'play':
+                    reply = call('Play', '(ua{sv})', (last_id if target == 'last-id' else int(target), options(extra())))
+                else:
+                    reply = call('PlayEvent', '(sa{sv})', (target, options(extra())))
+                if reply is not None:
+                    last_play = reply[0]
+                    print('play', last_play, flush=True)
+            elif command == 'stop':
+                target = take()
+                call('Stop', '(u)', (last_play if target == 'last' else int(target),))
+            elif command == 'stopall':
+                reply = call('StopAll')
+                if reply is not None: print('stopped', reply[0], flush=True)
+            elif command == 'register':
+                reply = call('Register', '(s)', (take(),))
+                if reply is not None:
+                    last_id = reply[0]
+                    print('id', last_id, flush=True)
+            elif command == 'register-fd':
+                path, name = take(), take()
+                reply = call('RegisterFD', '(hs)', (0, name), fds=[os.open(path, os.O_RDONLY)])
+                if reply is not None:
+                    last_id = reply[0]
+                    print('id', last_id, flush=True)
+            elif command == 'volume':
+                target, level = take(), float(take())
+                if call('SetVolume', '(ud)', (last_id if target == 'last-id' else int(target), level)) is not None:
+                    print('volume ok', flush=True)
+            elif command == 'list':
+                reply = call('ListSounds')
+                for (sound, name, seconds) in (reply[0] if reply else []):
+                    print('sound', sound, name, round(seconds, 3), flush=True)
+            elif command == 'flood':
+                event, count, ok, errors = take(), int(take()), 0, {}
+                for _ in range(count):
+                    try:
+                        bus.call_sync(NAME, PATH, NAME, 'PlayEvent', GLib.Variant('(sa{sv})', (event, {})), None,
+                            Gio.DBusCallFlags.NONE, -1, None)
+                        ok += 1
+                    except GLib.Error as error:
+                        errors[error.message.split(': client')[0]] = 1
+                print('ok', ok, flush=True)
+                for line in errors:
+                    print('error', line, flush=True)
+            elif command == 'wait':
+                pump(float(take()))
+            elif command == 'hold':
+                closed = threading.Event()
+                threading.Thread(target=lambda: (sys.stdin.read(), closed.set()), daemon=True).start()
+                while not closed.is_set():
+                    pump(0.05)
+        """
+}
+
+/// feedbackctl as the service's client: the real binary on the suite's private bus, with the
+/// service running (it plays) and without it or with --no-daemon (the command plays). Serialized,
+/// with its own PulseAudio: the tests share its recording.
+@Suite(.serialized, .enabled(if: DaemonTools.shouldRun))
+struct FeedbackctlThroughTheServiceTests {
+    let pulse: PulseAudioTestServer
+
+    init() throws {
+        pulse = try PulseAudioTestServer.shared(named: "sounds1-cli")
+    }
+
+    private var recorder: MonitorRecorder { pulse.recorder }
+
+    private func feedbackctl(_ harness: DaemonHarness, _ arguments: [String], _ extra: [String: String] = [:]) -> ProcessResult {
+        runProcess(builtProduct("feedbackctl"), arguments, environment: harness.environment(extra).map { "\($0.key)=\($0.value)" })
+    }
+
+    @Test func fireThroughTheServiceIsPlayedByTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        // The command itself cannot reach a sound server: what is heard, the service played.
+        let deaf = ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"]
+        let start = recorder.frameCount
+        let fired = feedbackctl(harness, ["fire", "1007"], deaf)
+        #expect(fired.status == 0, "\(fired.errors)")
+        #expect(fired.output.isEmpty && fired.errors.isEmpty, "\(fired.output) \(fired.errors)")
+        #expect(recorder.firstSound(after: start, timeout: 1) != nil, "nothing reached the sound server")
+        // The whole sound played before fire returned: nothing new starts after it.
+        recorder.wait(seconds: 0.3)
+        let afterwards = recorder.frameCount
+        recorder.wait(seconds: 0.3)
+        #expect(recorder.peak(from: afterwards, to: recorder.frameCount) < 0.01)
+
+        // --no-daemon and the environment variable play in this process: here, into no server.
+        let forced = feedbackctl(harness, ["fire", "1007", "--no-daemon"], deaf)
+        #expect(forced.status == 69, "\(forced.errors)")
+        var variable = deaf
+        variable[DaemonRouteNames.environmentVariable] = "1"
+        #expect(feedbackctl(harness, ["fire", "1007"], variable).status == 69)
+    }
+
+    @Test func withoutTheServicesPIDFileTheCommandDoesNotAskIt() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let pidFile = harness.directory.file("feedbackservicesd.pid")
+        #expect((try? String(contentsOfFile: pidFile, encoding: .utf8)) == "\(daemon.pid)\n")
+        // No PID file, no bus connection: the command plays itself, into no server here.
+        unlink(pidFile)
+        let fired = feedbackctl(harness, ["fire", "1007"], ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"])
+        #expect(fired.status == 69, "\(fired.errors)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(timeout: 3) == 0)
+    }
+
+    @Test func noDaemonPlaysInProcess() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let fired = feedbackctl(harness, ["fire", "1007", "--no-daemon"])
+        #expect(fired.status == 0, "\(fired.errors)")
+        #expect(recorder.firstSound(after: start, timeout: 1) != nil)
+    }
+
+    @Test(arguments: [
+        ["fire", "1007", "--json"],
+        ["fire", "message-new-instant", "--volume", "0.5", "--json"],
+        ["fire", "1007", "--no-wait", "--json"],
+        ["fire", "no-such-event-anywhere"],
+        ["fire", "4097"],
+        ["fire", "1000000"],
+        ["fire", "1007", "--volume", "9"],
+    ])
+    func outputAndExitStatusAreTheSameBothWays(arguments: [String]) throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let viaProcess = feedbackctl(harness, arguments)
+        try harness.startDaemon()
+        let viaService = feedbackctl(harness, arguments)
+        #expect(viaService.status == viaProcess.status, "\(viaService.errors) | \(viaProcess.errors)")
+        #expect(viaService.output == viaProcess.output)
+        #expect(viaService.errors == viaProcess.errors)
+    }
+
+    @Test func devicesShowsTheServicesState() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let before = feedbackctl(harness, ["devices", "--json", "--input-dir", harness.directory.path])
+        #expect(before.output.contains(#""service":{"output":null,"pid":null,"profile":null,"running":false,"theme":null}"#)
+            || before.output.contains(#""running":false"#), "\(before.output)")
+        let daemon = try harness.startDaemon()
+        let after = feedbackctl(harness, ["devices", "--json", "--input-dir", harness.directory.path])
+        #expect(after.status == 0, "\(after.errors)")
+        #expect(after.output.contains(#""running":true"#) && after.output.contains(#""pid":\#(daemon.pid)"#), "\(after.output)")
+        #expect(after.output.contains(#""profile":"full""#), "\(after.output)")
+        let text = feedbackctl(harness, ["devices", "--input-dir", harness.directory.path])
+        #expect(text.output.contains("Service: feedbackservicesd, process \(daemon.pid)\n  profile:   full\n"), "\(text.output)")
+    }
+
+    @Test func profileIsAnnouncedByTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let monitor = try harness.monitor()
+        let set = feedbackctl(harness, ["profile", "quiet"])
+        #expect(set.status == 0 && set.output == "quiet\n", "\(set.errors)")
+        #expect(monitor.process.waitForOutput(containing: "'Profile': <'quiet'>", timeout: 5) != nil, "\(monitor.output)")
+        // --no-daemon only writes the file; the service, which watches it, announces that too.
+        let quietly = feedbackctl(harness, ["profile", "full", "--no-daemon"])
+        #expect(quietly.status == 0 && quietly.output == "full\n", "\(quietly.errors)")
+        #expect(monitor.process.waitForOutput(containing: "'Profile': <'full'>", timeout: 5) != nil, "\(monitor.output)")
+    }
+
+    @Test func interruptedFireStopsTheServicesSound() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let samples = (0..<(48_000 * 3)).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        let buffer = try SoundDecoder().decode(samples: samples, sampleRate: 48_000, channelCount: 1)
+        let path = harness.directory.file("long.wav")
+        try SoundFileWriter.write(buffer, to: path, format: .wav16)
+        let registered = feedbackctl(harness, ["register", path])
+        let id = try #require(UInt32(registered.output.filter(\.isNumber)), "\(registered.errors)")
+        let start = recorder.frameCount
+        let fire = try ChildProcess(
+            builtProduct("feedbackctl"), ["fire", "\(id)"],
+            environment: harness.environment(["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"]))
+        let onset = try #require(recorder.firstSound(after: start, timeout: 2))
+        recorder.wait(seconds: 0.3)
+        fire.signal(SIGINT)
+        #expect(fire.wait(timeout: 5) == 130, "\(fire.errors)")
+        recorder.wait(seconds: 0.3)
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(last - onset < 2 * PulseAudioTestServer.rate, "the sound went on after Ctrl-C")
+    }
+}
+
+/// The environment variable feedbackctl reads, as its help says it.
+enum DaemonRouteNames {
+    static let environmentVariable = "FEEDBACKCTL_NO_DAEMON"
+}
