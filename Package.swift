@@ -36,10 +36,14 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
+        // ALSA: the engine's output on machines with no sound server (ALSAOutput).
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "CFeedbackShims"],
+            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "CALSA", "CFeedbackShims"],
             swiftSettings: strict),
         // Sound and SoundManager: the classic player API. A module of its own because its
         // notifications need Foundation's NotificationCenter, and with it ICU; feedbackctl, which
