@@ -45,7 +45,10 @@ enum FireCommand: Subcommand {
         asked for), vibrated, silenced, noVibrator or failed
         """)
     static let options =
-        [SoundArguments.volume, vibrate, SoundArguments.output, SoundArguments.canberra, wait, SoundArguments.noWait, json]
+        [
+            SoundArguments.volume, vibrate, SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, wait,
+            SoundArguments.noWait, json,
+        ]
         + ThemeOptions.all
     static let usage: [[UsageItem]] = [[.options, .arguments]]
 
