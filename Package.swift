@@ -96,7 +96,7 @@ let package = Package(
         // scripts/vm/haptics (HapticsVMTests drives it); never installed.
         .executableTarget(
             name: "haptics-vm-cases",
-            dependencies: ["FeedbackServices", "FeedbackCLI"],
+            dependencies: ["FeedbackServices", "FeedbackCLI", "CALSA"],
             path: "Tests/HapticsVMCases",
             swiftSettings: strict),
         .testTarget(

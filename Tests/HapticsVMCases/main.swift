@@ -496,5 +496,7 @@ run("feedback-manager-profile-matrix") {
     return checked.joined(separator: ", ")
 }
 
+runAudioCases()
+
 print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed)")
 exit(failures == 0 ? 0 : 1)
