@@ -7,10 +7,11 @@ import FeedbackServices
 import Glibc
 import Synchronization
 
-/// Runs every audio case (main.swift calls it once).
+/// Runs every audio case (main.swift calls it once, before the haptics cases).
 func runAudioCases() {
-    // The haptics cases used part of main's time limit; these get a limit of their own.
+    // A time limit of their own, and afterwards the haptics cases get the whole of theirs back.
     alarm(120)
+    defer { alarm(120) }
     run("alsa-play-correlates") { try playCorrelates() }
     run("alsa-stop") { try stopSilences() }
     run("alsa-several-voices") { try severalVoices() }

@@ -63,6 +63,8 @@ func make(_ build: () throws -> VibrationPattern) throws(CaseFailure) -> Vibrati
 
 func uploads(_ records: [DeviceProgram.Record]) -> [DeviceProgram.Record] { records.filter { $0.kind == "UPLOAD" } }
 
+runAudioCases()
+
 
 run("discovery") {
     let appeared = Mutex<[VibratorMonitor.Change]>([])
@@ -495,8 +497,6 @@ run("feedback-manager-profile-matrix") {
     }
     return checked.joined(separator: ", ")
 }
-
-runAudioCases()
 
 print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed)")
 exit(failures == 0 ? 0 : 1)
