@@ -342,43 +342,61 @@ private func deviceRemoved() throws -> String {
 }
 
 /// Play → first sample captured, `count` times, for a play made by `trigger` (which returns once
-/// the play is started; it may wait for it to end).
-private func latencies(_ capture: LoopbackCapture, count: Int, _ trigger: () throws -> Void) throws -> [Double] {
-    var values: [Double] = []
-    for _ in 0..<count {
+/// the play is started; it may wait for it to end). Each with the capture frame it was heard at.
+private func latencies(_ capture: LoopbackCapture, count: Int, _ trigger: (Int) throws -> Void) throws -> [(ms: Double, onset: Int)] {
+    var values: [(ms: Double, onset: Int)] = []
+    for index in 0..<count {
         sleepMilliseconds(40 + Int.random(in: 0...20))
         let before = capture.frameCount
         let started = monotonicMicroseconds()
-        try trigger()
-        var heard: Int64?
+        try trigger(index)
+        var heard: (time: Int64, onset: Int)?
         for _ in 0..<300 where heard == nil {
             let (left, stamps) = capture.snapshot(from: before)
-            if let onset = LoopbackCapture.onset(left, from: before) { heard = LoopbackCapture.time(of: onset, stamps) }
+            if let onset = LoopbackCapture.onset(left, from: before), let time = LoopbackCapture.time(of: onset, stamps) {
+                heard = (time, onset)
+            }
             if heard == nil { sleepMilliseconds(5) }
         }
         guard let heard else { throw CaseFailure("a play was never captured") }
-        values.append(Double(heard - started) / 1_000)
+        values.append((Double(heard.time - started) / 1_000, heard.onset))
         // Let the sound end before the next, so its onset is the next one's.
         sleepMilliseconds(60)
     }
     return values
 }
 
-private func inProcessLatencies(_ device: String, rewinds: Bool = true, count: Int = 15) throws -> (ALSAOutput.Statistics, [Double]) {
+/// In-process latencies on `device`, and how long after each click's last sample was captured
+/// its completion came (ms).
+private func inProcessLatencies(
+    _ device: String, rewinds: Bool = true, count: Int = 15
+) throws -> (ALSAOutput.Statistics, latencies: [Double], completions: [Double]) {
     let capture = try LoopbackCapture()
     defer { capture.stop() }
     let out = try output(device, rewinds: rewinds)
-    let click = try buffer(tone(1_000, seconds: 0.02))
-    let values = try latencies(capture, count: count) { out.play(click) }
-    return (out.statistics, values)
+    let samples = tone(1_000, seconds: 0.02)
+    let click = try buffer(samples)
+    let ends = Ends()
+    let heard = try latencies(capture, count: count) { index in
+        out.play(click, queue: .global(), completion: ends.handler(index))
+    }
+    sleepMilliseconds(50)
+    let (_, stamps) = capture.snapshot()
+    var completions: [Double] = []
+    for (index, play) in heard.enumerated() {
+        let end = try ends.wait(index)
+        try expect(end.end == .finished, "click \(index): \(end.end)")
+        if let last = LoopbackCapture.time(of: play.onset + samples.count, stamps) { completions.append(Double(end.time - last) / 1_000) }
+    }
+    return (out.statistics, heard.map(\.ms), completions)
 }
 
 private func rewindAndLatency() throws -> String {
     var rows: [String] = []
     for (device, rewinds) in [(playback, true), (playback, false), ("plughw:Loopback,0", true), ("loopdmix", true)] {
-        let (stats, values) = try inProcessLatencies(device, rewinds: rewinds)
+        let (stats, values, completions) = try inProcessLatencies(device, rewinds: rewinds)
         let row =
-            "\(device)\(rewinds ? "" : " (rewinds off)"): rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat); play→first sample \(summary(values))"
+            "\(device)\(rewinds ? "" : " (rewinds off)"): rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat); play→first sample \(summary(values)); completion after the last sample \(summary(completions))"
         print("ALSA-LATENCY \(row)")
         rows.append(row)
     }
@@ -405,28 +423,40 @@ private func speedBesideAplay() throws -> String {
     let device = "plughw:Loopback,0"
     let click = try buffer(tone(1_000, seconds: 0.02))
     do { try SoundFileWriter.write(click, to: "/tmp/click.wav", format: .wav16) } catch { throw CaseFailure("write: \(error)") }
-    let (_, inProcess) = try inProcessLatencies(device)
+    let (_, inProcess, _) = try inProcessLatencies(device)
     let capture = try LoopbackCapture()
     defer { capture.stop() }
     var statuses: [Int32] = []
-    let aplay = try latencies(capture, count: 12) {
+    let aplay = try latencies(capture, count: 12) { _ in
         statuses.append(try runProgram("/bin/aplay", ["-q", "-D", device, "/tmp/click.wav"], environment: []))
     }
     let environment = [
         "FEEDBACKSERVICES_PROFILE=full", "XDG_DATA_DIRS=/usr/share", "XDG_RUNTIME_DIR=/nonexistent", "HOME=/tmp",
     ]
-    let fire = try latencies(capture, count: 12) {
+    let fire = try latencies(capture, count: 12) { _ in
         statuses.append(try runProgram("/bin/feedbackctl", ["fire", "1007", "--pcm", device], environment: environment))
+    }.map(\.ms)
+    // How much of a whole-process figure is the process itself: `feedbackctl version` start to exit.
+    var startup: [Double] = []
+    for _ in 0..<12 {
+        let started = monotonicMicroseconds()
+        statuses.append(try runProgram("/bin/feedbackctl", ["version"], environment: environment))
+        startup.append(Double(monotonicMicroseconds() - started) / 1_000)
     }
     try expect(statuses.allSatisfy { $0 == 0 }, "exit statuses \(statuses)")
     let median = { (values: [Double]) in values.sorted()[values.count / 2] }
     let lines = [
         "in-process ALSAOutput.play \(summary(inProcess))",
-        "aplay (whole process) \(summary(aplay))",
+        "aplay (whole process) \(summary(aplay.map(\.ms)))",
         "feedbackctl fire 1007 --pcm (whole process) \(summary(fire))",
+        "feedbackctl version (start to exit, no sound) \(summary(startup))",
     ]
     for line in lines { print("ALSA-SPEED \(line)") }
-    let ratios = "in-process/aplay \(format(median(inProcess) / median(aplay))) (target ≤ 0.5), fire/aplay \(format(median(fire) / median(aplay))) (target ≤ 1.0)"
+    // The output's own part is held to the issue's target; the whole process (start-up, theme
+    // lookup, decoding) is reported beside it (issue 14 works on start-up).
+    try expect(median(inProcess) <= 0.5 * reference, "in-process \(format(median(inProcess))) ms vs aplay \(format(reference)) ms")
+    let reference = median(aplay.map(\.ms))
+    let ratios = "in-process/aplay \(format(median(inProcess) / reference)) (target ≤ 0.5), fire/aplay \(format(median(fire) / reference)) (target ≤ 1.0)"
     print("ALSA-SPEED \(ratios)")
     return lines.joined(separator: "; ") + "; " + ratios
 }

@@ -65,7 +65,6 @@ func uploads(_ records: [DeviceProgram.Record]) -> [DeviceProgram.Record] { reco
 
 runAudioCases()
 
-
 run("discovery") {
     let appeared = Mutex<[VibratorMonitor.Change]>([])
     let monitor: VibratorMonitor

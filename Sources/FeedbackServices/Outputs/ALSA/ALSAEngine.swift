@@ -157,8 +157,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         while !shared.withLock({ $0.closed }) {
             descriptors[0] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
             let pcmCount = pcm?.pollDescriptors(descriptors + 1, capacity: descriptorCapacity - 1) ?? 0
-            // Open: wake at least every 50 ms to notice idleness and a stalled device.
-            let ready = poll(descriptors, nfds_t(1 + pcmCount), pcm == nil ? -1 : 50)
+            let ready = poll(descriptors, nfds_t(1 + pcmCount), pollTimeout())
             if ready < 0 && errno != EINTR { preconditionFailure("poll failed: \(Errno.current)") }
             if descriptors[0].revents != 0 { wake.drain() }
             if pcm == nil {
@@ -170,6 +169,16 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
             if pcm != nil { checkIdle() }
         }
         if pcm != nil { closeDevice(failing: PlaybackError(.outputClosed)) }
+    }
+
+    /// Milliseconds to wait: closed, until woken; open, at most 50 ms (to notice idleness and a
+    /// stalled device), and no longer than until the first voice's last frame is due, so that its
+    /// completion does not wait for the device's next wake-up.
+    private func pollTimeout() -> Int32 {
+        guard pcm != nil else { return -1 }
+        guard let end = timeline.earliestEnd, let lastPlayed else { return 50 }
+        let due = (end - lastPlayed) * 1_000 / Int64(configuration.sampleRate) + 1
+        return Int32(min(50, max(1, due)))
     }
 
     /// Opens the PCM when a play or `prepare` waits for it; fails them all when it cannot be.
