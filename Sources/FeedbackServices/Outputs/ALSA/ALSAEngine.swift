@@ -8,23 +8,16 @@ import Synchronization
 final class ALSAEngine: TimelineControl, @unchecked Sendable {
     // Locking rule: `pcm`, `timeline`, `writeIndex`, `drained`, `scratch`, `descriptors` and the
     // fields below them are touched only on the output's thread (`run`), or after it was joined
-    // (`shutdown`). API threads reach it only through `shared` (a Mutex) and the eventfd. That is
-    // what makes this class `@unchecked Sendable`.
+    // (`shutdown`). API threads reach it only through `requests` and `statisticsState` (each
+    // behind a Mutex) and the eventfd. That is what makes this class `@unchecked Sendable`.
 
     let configuration: ALSAOutput.Configuration
 
-    private struct Shared {
-        var commands: [Timeline.Command] = []
-        var handles: [UInt64: PlaybackHandle] = [:]
-        var isOpen = false
-        var statistics = ALSAOutput.Statistics()
-        var readyWaiters: [DispatchSemaphore] = []
-        var lastError: PlaybackError?
-        /// Set by shutdown: the thread ends, nothing may be queued.
-        var closed = false
-    }
-
-    private let shared = Mutex(Shared())
+    /// The plays and commands API threads queue, and the `prepare` callers waiting.
+    private let requests = EngineRequests()
+    private let statisticsState = Mutex(ALSAOutput.Statistics())
+    /// Set by shutdown: the thread ends.
+    private let stopping = Atomic<Bool>(false)
     private let wake: EventFD
     private var thread: Thread?
 
@@ -35,6 +28,11 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     /// Frames kept queued in the ring.
     private var queueFrames = 0
     private var rewritesEnabled = false
+    /// The queue kept where rewinds do not work, in frames.
+    private var shortQueueFrames = 0
+    /// Rewinds since the PCM opened that left more queued ahead of a change than the short queue
+    /// would have: a device that says it can rewind but does not (measured: dmix, at times).
+    private var rewindMisses = 0
     private var drained: [Timeline.Command] = []
     private let scratchFrames = 4_096
     private let scratch: UnsafeMutablePointer<Float>
@@ -77,84 +75,40 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     /// Stops the thread and waits for it (closing the PCM); every sound still playing ends
     /// `.failed(.outputClosed)`. Called once, by the facade's deinit.
     func shutdown() {
-        shared.withLock { $0.closed = true }
+        requests.closed(with: nil, closing: true)
+        stopping.store(true, ordering: .relaxed)
         wake.signal()
         thread?.join()
         thread = nil
-        let (handles, waiters) = shared.withLock { shared in
-            for command in shared.commands { command.discard() }
-            shared.commands.removeAll()
-            defer {
-                shared.handles.removeAll()
-                shared.readyWaiters.removeAll()
-            }
-            return (Array(shared.handles.values), shared.readyWaiters)
-        }
-        for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
-        waiters.forEach { $0.signal() }
+        requests.closed(with: PlaybackError(.outputClosed))
     }
 
-    var statistics: ALSAOutput.Statistics { shared.withLock { $0.statistics } }
+    var statistics: ALSAOutput.Statistics { statisticsState.withLock { $0 } }
 
     func prepare(timeout: Double) throws(PlaybackError) {
-        let semaphore = DispatchSemaphore(value: 0)
-        let open = shared.withLock { shared -> Bool in
-            if shared.isOpen { return true }
-            shared.lastError = nil
-            shared.readyWaiters.append(semaphore)
-            return false
-        }
-        if open { return }
-        wake.signal()
-        if semaphore.wait(timeout: .now() + timeout) == .timedOut {
-            shared.withLock { $0.readyWaiters.removeAll { $0 === semaphore } }
-            throw PlaybackError(.deviceUnavailable, detail: "ALSA PCM \(configuration.device) not open after \(timeout) s")
-        }
-        let error = shared.withLock { $0.isOpen ? nil : ($0.lastError ?? PlaybackError(.outputClosed)) }
-        if let error { throw error }
+        try requests.prepare(
+            timeout: timeout,
+            timedOut: PlaybackError(.deviceUnavailable, detail: "ALSA PCM \(configuration.device) not open after \(timeout) s"),
+            wake: { wake.signal() })
     }
 
     func play(
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        let voice: (samples: VoiceSamples, offset: Int64)
-        do {
-            voice = try source.samples(
-                at: configuration.sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
-        } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
-        }
-        let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
-        let accepted = shared.withLock { shared in
-            guard !shared.closed else { return false }
-            shared.handles[id] = handle
-            shared.commands.append(.start(id: id, samples: voice.samples, offset: voice.offset, options: options))
-            return true
-        }
-        guard accepted else {
-            voice.samples.cancel()
-            handle.end(.failed(PlaybackError(.outputClosed)))
-            return handle
-        }
-        wake.signal()
-        return handle
+        requests.play(
+            source, from: offset, options: options, sampleRate: configuration.sampleRate, control: self, queue: queue,
+            completion: completion, wake: { wake.signal() })
     }
 
     func send(_ command: Timeline.Command) {
-        let open = shared.withLock { shared in
-            guard !shared.closed else { return false }
-            shared.commands.append(command)
-            return true
-        }
-        if open { wake.signal() } else { command.discard() }
+        requests.send(command) { wake.signal() }
     }
 
     // MARK: The output's thread
 
     private func run() {
-        while !shared.withLock({ $0.closed }) {
+        while !stopping.load(ordering: .relaxed) {
             descriptors[0] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
             let pcmCount = pcm?.pollDescriptors(descriptors + 1, capacity: descriptorCapacity - 1) ?? 0
             let ready = poll(descriptors, nfds_t(1 + pcmCount), pollTimeout())
@@ -183,21 +137,25 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
 
     /// Opens the PCM when a play or `prepare` waits for it; fails them all when it cannot be.
     private func openIfWanted() {
-        guard shared.withLock({ !$0.commands.isEmpty || !$0.readyWaiters.isEmpty }) else { return }
+        guard requests.isWanted else { return }
         let device: ALSAPCM
         do {
             device = try ALSAPCM(
                 name: configuration.device, rate: configuration.sampleRate, bufferDuration: configuration.bufferDuration,
                 periodDuration: configuration.periodDuration, maximumWriteFrames: scratchFrames)
         } catch {
-            return failAll(PlaybackError(error, device: configuration.device, opening: true))
+            requests.closed(with: PlaybackError(error, device: configuration.device, opening: true))
+            return
         }
         pcm = device
         writeIndex = 0
         lastPlayed = nil
         idleSince = nil
         rewritesEnabled = false
-        queueFrames = min(device.bufferFrames, max(device.periodFrames, Int(configuration.shortQueueDuration * Double(device.rate))))
+        rewindMisses = 0
+        shortQueueFrames = min(
+            device.bufferFrames, max(device.periodFrames, Int(configuration.shortQueueDuration * Double(device.rate))))
+        queueFrames = shortQueueFrames
         // The first sounds start at frame 0, before anything is queued: heard at once either way.
         applyCommands()
         pump()
@@ -207,47 +165,58 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
             rewritesEnabled = true
             queueFrames = device.bufferFrames
         } else {
-            // Wake only when the short queue has drained by a period, not every period of the ring.
-            try? device.setWakeThreshold(device.bufferFrames - queueFrames + device.periodFrames)
+            useShortQueue(device)
         }
         pump()
-        let waiters = shared.withLock { shared -> [DispatchSemaphore] in
-            shared.isOpen = true
-            shared.statistics.opens += 1
-            shared.statistics.rewritesEnabled = rewritesEnabled
-            shared.statistics.rewindableFrames = max(0, rewindable)
-            shared.statistics.bufferFrames = device.bufferFrames
-            shared.statistics.periodFrames = device.periodFrames
-            shared.statistics.sampleFormat = device.format.rawValue
-            shared.statistics.queuedFrames = queueFrames
-            shared.statistics.readyTime = MonotonicClock.now
-            defer { shared.readyWaiters.removeAll() }
-            return shared.readyWaiters
+        statisticsState.withLock { statistics in
+            statistics.opens += 1
+            statistics.rewritesEnabled = rewritesEnabled
+            statistics.rewindableFrames = max(0, rewindable)
+            statistics.bufferFrames = device.bufferFrames
+            statistics.periodFrames = device.periodFrames
+            statistics.sampleFormat = device.format.rawValue
+            statistics.queuedFrames = queueFrames
+            statistics.readyTime = MonotonicClock.now
         }
-        waiters.forEach { $0.signal() }
+        requests.setReady(true)
+    }
+
+    /// Keeps only the short queue from now on, waking only when it has drained by a period, not
+    /// every period of the ring.
+    private func useShortQueue(_ device: ALSAPCM) {
+        rewritesEnabled = false
+        queueFrames = shortQueueFrames
+        try? device.setWakeThreshold(device.bufferFrames - queueFrames + device.periodFrames)
+        statisticsState.withLock { statistics in
+            statistics.rewritesEnabled = false
+            statistics.queuedFrames = queueFrames
+        }
     }
 
     /// Takes the queued commands and applies them where they are heard soonest: just ahead of the
     /// device's position after a rewind, or at the end of the short queue.
     private func applyCommands() {
         guard let pcm else { return }
-        shared.withLock { swap(&$0.commands, &drained) }
+        requests.takeCommands(into: &drained)
         defer { drained.removeAll(keepingCapacity: true) }
         guard !drained.isEmpty else { return }
         if rewritesEnabled {
+            let queued = pcm.delay()
             let back = pcm.rewindable() - rewindSafety
-            if back > 0 {
-                let rewound = pcm.rewind(back)
-                if rewound > 0 {
-                    writeIndex -= Int64(rewound)
-                    shared.withLock { $0.statistics.rewrites += 1 }
-                }
+            let rewound = back > 0 ? max(0, pcm.rewind(back)) : 0
+            if rewound > 0 {
+                writeIndex -= Int64(rewound)
+                statisticsState.withLock { $0.rewrites += 1 }
+            }
+            if queued - rewound > shortQueueFrames {
+                rewindMisses += 1
+                if rewindMisses >= 3 { useShortQueue(pcm) }
             }
         }
         let wasIdle = timeline.isEmpty
         for command in drained {
             // Only plays still waiting for their voice start (a failure or a shutdown ended the others).
-            if case .start(let id, _, _, _) = command, !shared.withLock({ $0.handles[id] != nil }) {
+            if case .start(let id, _, _, _) = command, !requests.isWaiting(id) {
                 command.discard()
                 continue
             }
@@ -293,7 +262,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
                     .serverStalled,
                     detail: "ALSA PCM \(configuration.device): its position stood still for \(ALSAOutput.stallTimeout) s"))
         }
-        for (id, end) in timeline.retire(playedUpTo: played) { voiceEnded(id, end) }
+        for (id, end) in timeline.retire(playedUpTo: played) { requests.voiceEnded(id, end) }
     }
 
     /// An underrun or a suspend is recovered and the sounds play on; anything else (the device
@@ -301,7 +270,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     private func recover(_ error: Int) {
         guard let pcm else { return }
         if error == -Int(EPIPE) || error == -Int(ESTRPIPE) {
-            shared.withLock { $0.statistics.underflows += 1 }
+            statisticsState.withLock { $0.underflows += 1 }
             let result = pcm.recover(error)
             if result == 0 { return }
             return closeDevice(failing: PlaybackError(ALSAError(code: Int32(-result), call: "snd_pcm_recover"), device: pcm.name, opening: false))
@@ -310,7 +279,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     }
 
     private func checkIdle() {
-        guard timeline.isEmpty, shared.withLock({ $0.commands.isEmpty && $0.handles.isEmpty }) else {
+        guard timeline.isEmpty, !requests.hasPendingWork else {
             idleSince = nil
             return
         }
@@ -327,30 +296,6 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         pcm = nil
         timeline.removeAll()
         idleSince = nil
-        shared.withLock { $0.isOpen = false }
-        if let error { failAll(error) }
-    }
-
-    /// Ends every play and `prepare` waiting with `error`.
-    private func failAll(_ error: PlaybackError) {
-        let (handles, waiters) = shared.withLock { shared in
-            // Streams that will now never start would keep their feeders waiting forever.
-            for command in shared.commands { command.discard() }
-            shared.commands.removeAll()
-            shared.lastError = error
-            defer {
-                shared.handles.removeAll()
-                shared.readyWaiters.removeAll()
-            }
-            return (Array(shared.handles.values), shared.readyWaiters)
-        }
-        for handle in handles { handle.end(.failed(error), stoppingVoice: false) }
-        waiters.forEach { $0.signal() }
-    }
-
-    private func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
-        let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
-        // The voice is gone already: asking the output to stop it would only queue a command.
-        handle?.end(end, stoppingVoice: false)
+        requests.closed(with: error)
     }
 }
