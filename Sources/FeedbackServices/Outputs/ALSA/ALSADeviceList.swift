@@ -29,7 +29,8 @@ public struct ALSADeviceList: Sendable, Equatable {
     /// What the kernel and ALSA's configuration offer now. Nothing is opened; a machine with no
     /// card has no cards and only the configuration's PCMs.
     public static func current() -> ALSADeviceList {
-        ALSADeviceList(cards: cardList(), pcms: pcmList())
+        ALSAPCM.silenceLibraryMessages
+        return ALSADeviceList(cards: cardList(), pcms: pcmList())
     }
 
     private static func cardList() -> [Card] {

@@ -54,6 +54,10 @@ final class ALSAPCM {
         var bytesPerSample: Int { self == .int16 ? 2 : 4 }
     }
 
+    /// libasound prints every error it returns to stderr; ours are reported as typed errors, so
+    /// its messages are turned off, once, when the process first uses ALSA (for the whole process).
+    static let silenceLibraryMessages: Void = fbs_alsa_silence_errors()
+
     let name: String
     let format: SampleFormat
     let rate: Int
@@ -73,6 +77,7 @@ final class ALSAPCM {
     /// - Throws: `ALSAError`: `EBUSY` when another program holds a device that has no mixing,
     ///   `ENOENT`/`ENODEV` when there is no such PCM, `EINVAL` when it cannot play stereo at `rate`.
     init(name: String, rate: Int, bufferDuration: Double, periodDuration: Double, maximumWriteFrames: Int) throws(ALSAError) {
+        ALSAPCM.silenceLibraryMessages
         var handle: OpaquePointer?
         // Non-blocking: a busy device answers EBUSY at once instead of blocking the open.
         try ALSAError.check(snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK), "snd_pcm_open")
