@@ -22,7 +22,9 @@ func runAudioCases() {
 }
 
 private let rate = 48_000
-private let playback = "hw:Loopback,0"
+// Subdevices pinned: the capture side only hears the playback subdevice of the same number, and a
+// playback that found subdevice 0 taken would otherwise play, unheard, into another.
+private let playback = "hw:Loopback,0,0"
 
 /// A sine `seconds` long at `amplitude`, mono at 48 kHz.
 private func tone(_ frequency: Double, seconds: Double, amplitude: Float = 0.5) -> [Float] {
@@ -78,7 +80,7 @@ private final class LoopbackCapture: @unchecked Sendable {
     private var thread: FeedbackServices.Thread?
     private(set) var failure: Int32 = 0
 
-    init(device: String = "hw:Loopback,1") throws(CaseFailure) {
+    init(device: String = "hw:Loopback,1,0") throws(CaseFailure) {
         var handle: OpaquePointer?
         guard snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, 0) == 0, let handle else {
             throw CaseFailure("cannot open \(device) for capture")
@@ -393,7 +395,7 @@ private func inProcessLatencies(
 
 private func rewindAndLatency() throws -> String {
     var rows: [String] = []
-    for (device, rewinds) in [(playback, true), (playback, false), ("plughw:Loopback,0", true), ("loopdmix", true)] {
+    for (device, rewinds) in [(playback, true), (playback, false), ("plughw:Loopback,0,0", true), ("loopdmix", true)] {
         let (stats, values, completions) = try inProcessLatencies(device, rewinds: rewinds)
         let row =
             "\(device)\(rewinds ? "" : " (rewinds off)"): rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat); play→first sample \(summary(values)); completion after the last sample \(summary(completions))"
@@ -420,7 +422,7 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 }
 
 private func speedBesideAplay() throws -> String {
-    let device = "plughw:Loopback,0"
+    let device = "plughw:Loopback,0,0"
     let click = try buffer(tone(1_000, seconds: 0.02))
     do { try SoundFileWriter.write(click, to: "/tmp/click.wav", format: .wav16) } catch { throw CaseFailure("write: \(error)") }
     let (_, inProcess, _) = try inProcessLatencies(device)

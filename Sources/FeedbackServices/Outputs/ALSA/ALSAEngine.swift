@@ -110,7 +110,9 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     private func run() {
         while !stopping.load(ordering: .relaxed) {
             descriptors[0] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
-            let pcmCount = pcm?.pollDescriptors(descriptors + 1, capacity: descriptorCapacity - 1) ?? 0
+            // With the short queue the PCM would report room nearly all the time (its ring is mostly
+            // empty by design), and polling it would spin: the timeout paces the writes instead.
+            let pcmCount = rewritesEnabled ? pcm?.pollDescriptors(descriptors + 1, capacity: descriptorCapacity - 1) ?? 0 : 0
             let ready = poll(descriptors, nfds_t(1 + pcmCount), pollTimeout())
             if ready < 0 && errno != EINTR { preconditionFailure("poll failed: \(Errno.current)") }
             if descriptors[0].revents != 0 { wake.drain() }
@@ -126,13 +128,19 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     }
 
     /// Milliseconds to wait: closed, until woken; open, at most 50 ms (to notice idleness and a
-    /// stalled device), and no longer than until the first voice's last frame is due, so that its
-    /// completion does not wait for the device's next wake-up.
+    /// stalled device); with the short queue, until half of it has played; and no longer than
+    /// until the first voice's last frame is due, so that its completion does not wait for the
+    /// device's next wake-up.
     private func pollTimeout() -> Int32 {
-        guard pcm != nil else { return -1 }
-        guard let end = timeline.earliestEnd, let lastPlayed else { return 50 }
-        let due = (end - lastPlayed) * 1_000 / Int64(configuration.sampleRate) + 1
-        return Int32(min(50, max(1, due)))
+        guard let pcm else { return -1 }
+        let rate = Int64(configuration.sampleRate)
+        var timeout: Int64 = 50
+        if !rewritesEnabled {
+            let queued = Int64(max(0, pcm.delay()))
+            timeout = min(timeout, (queued - Int64(queueFrames / 2)) * 1_000 / rate)
+        }
+        if let end = timeline.earliestEnd, let lastPlayed { timeout = min(timeout, (end - lastPlayed) * 1_000 / rate + 1) }
+        return Int32(max(1, timeout))
     }
 
     /// Opens the PCM when a play or `prepare` waits for it; fails them all when it cannot be.
@@ -165,7 +173,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
             rewritesEnabled = true
             queueFrames = device.bufferFrames
         } else {
-            useShortQueue(device)
+            useShortQueue()
         }
         pump()
         statisticsState.withLock { statistics in
@@ -181,12 +189,10 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         requests.setReady(true)
     }
 
-    /// Keeps only the short queue from now on, waking only when it has drained by a period, not
-    /// every period of the ring.
-    private func useShortQueue(_ device: ALSAPCM) {
+    /// Keeps only the short queue from now on.
+    private func useShortQueue() {
         rewritesEnabled = false
         queueFrames = shortQueueFrames
-        try? device.setWakeThreshold(device.bufferFrames - queueFrames + device.periodFrames)
         statisticsState.withLock { statistics in
             statistics.rewritesEnabled = false
             statistics.queuedFrames = queueFrames
@@ -210,7 +216,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
             }
             if queued - rewound > shortQueueFrames {
                 rewindMisses += 1
-                if rewindMisses >= 3 { useShortQueue(pcm) }
+                if rewindMisses >= 3 { useShortQueue() }
             }
         }
         let wasIdle = timeline.isEmpty

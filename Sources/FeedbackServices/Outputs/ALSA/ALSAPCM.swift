@@ -141,18 +141,6 @@ final class ALSAPCM {
         return (format, Int(buffer), Int(period))
     }
 
-    /// Wakes the poller only once `frames` frames are free: how a queue shorter than the ring is
-    /// kept without waking every period for nothing.
-    func setWakeThreshold(_ frames: Int) throws(ALSAError) {
-        var sw: OpaquePointer?
-        try ALSAError.check(snd_pcm_sw_params_malloc(&sw), "snd_pcm_sw_params_malloc")
-        defer { snd_pcm_sw_params_free(sw) }
-        try ALSAError.check(snd_pcm_sw_params_current(pcm, sw), "snd_pcm_sw_params_current")
-        try ALSAError.check(
-            snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(frames)), "snd_pcm_sw_params_set_avail_min")
-        try ALSAError.check(snd_pcm_sw_params(pcm, sw), "snd_pcm_sw_params")
-    }
-
     // MARK: The real-time path: results as libasound gives them (frames, or a negative errno).
 
     /// Frames free in the ring (`snd_pcm_avail_update`), or a negative errno (`-EPIPE` after an
