@@ -145,3 +145,31 @@ final class EngineRequests: Sendable {
         handle?.end(end, stoppingVoice: false)
     }
 }
+
+/// A live engine output whose API side is an `EngineRequests` and whose audio thread a wake-up
+/// (an eventfd) rouses: its plays and commands are queued the same way on every such output.
+protocol QueuedEngine: TimelineControl {
+    var requests: EngineRequests { get }
+    /// The rate of its timeline, in Hz.
+    var timelineRate: Int { get }
+    /// Wakes the audio thread to take what was queued; never blocks.
+    func wakeAudioThread()
+}
+
+extension QueuedEngine {
+    /// Starts a voice `offset` seconds into `source` (a seek). A stream source is cancelled (its
+    /// feeder stops) when the voice ends, however it ends.
+    func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        requests.play(
+            source, from: offset, options: options, sampleRate: timelineRate, control: self, queue: queue,
+            completion: completion, wake: wakeAudioThread)
+    }
+
+    /// Queues `command` for the audio thread, which applies it where it is heard soonest.
+    func send(_ command: Timeline.Command) {
+        requests.send(command, wake: wakeAudioThread)
+    }
+}

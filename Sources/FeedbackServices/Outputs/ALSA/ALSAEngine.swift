@@ -5,7 +5,7 @@ import Synchronization
 /// The machinery behind `ALSAOutput`: its thread, which owns the PCM and the timeline, and the
 /// commands and handles API threads share with it. The thread works on this object only, never on
 /// the facade users hold; the facade's deinit shuts this engine down (joining the thread).
-final class ALSAEngine: TimelineControl, @unchecked Sendable {
+final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     // Locking rule: `pcm`, `timeline`, `writeIndex`, `drained`, `scratch`, `descriptors` and the
     // fields below them are touched only on the output's thread (`run`), or after it was joined
     // (`shutdown`). API threads reach it only through `requests` and `statisticsState` (each
@@ -14,7 +14,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     let configuration: ALSAOutput.Configuration
 
     /// The plays and commands API threads queue, and the `prepare` callers waiting.
-    private let requests = EngineRequests()
+    let requests = EngineRequests()
     private let statisticsState = Mutex(ALSAOutput.Statistics())
     /// Set by shutdown: the thread ends.
     private let stopping = Atomic<Bool>(false)
@@ -28,11 +28,6 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
     /// Frames kept queued in the ring.
     private var queueFrames = 0
     private var rewritesEnabled = false
-    /// The queue kept where rewinds do not work, in frames.
-    private var shortQueueFrames = 0
-    /// Rewinds since the PCM opened that left more queued ahead of a change than the short queue
-    /// would have: a device that says it can rewind but does not (measured: dmix, at times).
-    private var rewindMisses = 0
     private var drained: [Timeline.Command] = []
     private let scratchFrames = 4_096
     private let scratch: UnsafeMutablePointer<Float>
@@ -89,20 +84,13 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         try requests.prepare(
             timeout: timeout,
             timedOut: PlaybackError(.deviceUnavailable, detail: "ALSA PCM \(configuration.device) not open after \(timeout) s"),
-            wake: { wake.signal() })
+            wake: wakeAudioThread)
     }
 
-    func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
-        completion: (@Sendable (PlaybackEnd) -> Void)?
-    ) -> PlaybackHandle {
-        requests.play(
-            source, from: offset, options: options, sampleRate: configuration.sampleRate, control: self, queue: queue,
-            completion: completion, wake: { wake.signal() })
-    }
+    var timelineRate: Int { configuration.sampleRate }
 
-    func send(_ command: Timeline.Command) {
-        requests.send(command) { wake.signal() }
+    func wakeAudioThread() {
+        wake.signal()
     }
 
     // MARK: The output's thread
@@ -160,10 +148,7 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         lastPlayed = nil
         idleSince = nil
         rewritesEnabled = false
-        rewindMisses = 0
-        shortQueueFrames = min(
-            device.bufferFrames, max(device.periodFrames, Int(configuration.shortQueueDuration * Double(device.rate))))
-        queueFrames = shortQueueFrames
+        queueFrames = min(device.bufferFrames, max(device.periodFrames, Int(configuration.shortQueueDuration * Double(device.rate))))
         // The first sounds start at frame 0, before anything is queued: heard at once either way.
         applyCommands()
         pump()
@@ -172,8 +157,6 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         if configuration.rewinds && rewindable > rewindSafety {
             rewritesEnabled = true
             queueFrames = device.bufferFrames
-        } else {
-            useShortQueue()
         }
         pump()
         statisticsState.withLock { statistics in
@@ -189,16 +172,6 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         requests.setReady(true)
     }
 
-    /// Keeps only the short queue from now on.
-    private func useShortQueue() {
-        rewritesEnabled = false
-        queueFrames = shortQueueFrames
-        statisticsState.withLock { statistics in
-            statistics.rewritesEnabled = false
-            statistics.queuedFrames = queueFrames
-        }
-    }
-
     /// Takes the queued commands and applies them where they are heard soonest: just ahead of the
     /// device's position after a rewind, or at the end of the short queue.
     private func applyCommands() {
@@ -207,16 +180,11 @@ final class ALSAEngine: TimelineControl, @unchecked Sendable {
         defer { drained.removeAll(keepingCapacity: true) }
         guard !drained.isEmpty else { return }
         if rewritesEnabled {
-            let queued = pcm.delay()
             let back = pcm.rewindable() - rewindSafety
-            let rewound = back > 0 ? max(0, pcm.rewind(back)) : 0
+            let rewound = back > 0 ? pcm.rewind(back) : 0
             if rewound > 0 {
                 writeIndex -= Int64(rewound)
                 statisticsState.withLock { $0.rewrites += 1 }
-            }
-            if queued - rewound > shortQueueFrames {
-                rewindMisses += 1
-                if rewindMisses >= 3 { useShortQueue() }
             }
         }
         let wasIdle = timeline.isEmpty

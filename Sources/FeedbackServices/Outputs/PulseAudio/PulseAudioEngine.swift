@@ -8,7 +8,7 @@ import Synchronization
 /// `PulseAudioConnection`). The audio thread works on this object only, never on the
 /// `PulseAudioOutput` users hold, so the last reference to that facade is never dropped on the
 /// audio thread; its deinit shuts this engine down (joining the audio thread) before it can be freed.
-final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
+final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     // Locking rule: everything in `connection` (the PulseAudio objects, the timeline) and `drained`
     // is touched only on the PulseAudio mainloop thread, i.e. in its callbacks, or while holding
     // `pa_threaded_mainloop_lock` (init and shutdown). API threads reach the mainloop only through
@@ -29,7 +29,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     private let shared = Mutex(Shared())
     /// The plays and commands API threads queue, and the `prepare` callers waiting; closed by
     /// shutdown, once the mainloop no longer watches the wake-up eventfd.
-    private let requests = EngineRequests()
+    let requests = EngineRequests()
     private let mainloop: OpaquePointer
     /// The wake-up eventfd: API threads signal it, the mainloop watches it. (An eventfd rather
     /// than a pipe: one descriptor, and a slightly shorter tail on the write that wakes the audio
@@ -94,7 +94,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     func prepare(timeout: Double) throws(PlaybackError) {
         try requests.prepare(
             timeout: timeout, timedOut: PlaybackError(.serverUnavailable, detail: "no stream after \(timeout) s"),
-            wake: { wake.signal() })
+            wake: wakeAudioThread)
     }
 
     func play(
@@ -104,20 +104,10 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
     }
 
-    /// Starts a voice `offset` seconds into `source` (a seek). A stream source is cancelled (its
-    /// feeder stops) when the voice ends, however it ends.
-    func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
-        completion: (@Sendable (PlaybackEnd) -> Void)?
-    ) -> PlaybackHandle {
-        requests.play(
-            source, from: offset, options: options, sampleRate: configuration.sampleRate, control: self, queue: queue,
-            completion: completion, wake: { wake.signal() })
-    }
+    var timelineRate: Int { configuration.sampleRate }
 
-    /// Queues `command` for the mainloop, which applies it at the read position.
-    func send(_ command: Timeline.Command) {
-        requests.send(command) { wake.signal() }
+    func wakeAudioThread() {
+        wake.signal()
     }
 
     // MARK: The PulseAudio thread
