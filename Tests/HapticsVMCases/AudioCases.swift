@@ -17,7 +17,8 @@ func runAudioCases() {
     run("alsa-several-voices") { try severalVoices() }
     run("alsa-completions-exactly-once") { try completionsExactlyOnce() }
     run("alsa-device-removed") { try deviceRemoved() }
-    run("alsa-rewind-and-latency") { try rewindAndLatency() }
+    run("alsa-rewind-and-latency") { try rewindAndLatency(devices: [(playback, true), (playback, false), ("plughw:Loopback,0,0", true)]) }
+    run("alsa-dmix-rewind-and-latency") { try rewindAndLatency(devices: [("loopdmix", true)]) }
     run("alsa-speed-beside-aplay") { try speedBesideAplay() }
 }
 
@@ -360,7 +361,7 @@ private func latencies(_ capture: LoopbackCapture, count: Int, _ trigger: (Int) 
             }
             if heard == nil { sleepMilliseconds(5) }
         }
-        guard let heard else { throw CaseFailure("a play was never captured") }
+        guard let heard else { throw CaseFailure("play \(index + 1) of \(count) was never captured") }
         values.append((Double(heard.time - started) / 1_000, heard.onset))
         // Let the sound end before the next, so its onset is the next one's.
         sleepMilliseconds(60)
@@ -379,8 +380,15 @@ private func inProcessLatencies(
     let samples = tone(1_000, seconds: 0.02)
     let click = try buffer(samples)
     let ends = Ends()
-    let heard = try latencies(capture, count: count) { index in
-        out.play(click, queue: .global(), completion: ends.handler(index))
+    let heard: [(ms: Double, onset: Int)]
+    do {
+        heard = try latencies(capture, count: count) { index in
+            out.play(click, queue: .global(), completion: ends.handler(index))
+        }
+    } catch let failure as CaseFailure {
+        let stats = out.statistics
+        throw CaseFailure(
+            "\(failure) (rewinds \(stats.rewritesEnabled), rewrites \(stats.rewrites), underflows \(stats.underflows), opens \(stats.opens), ends so far \((0..<count).map { ends.count($0) }))")
     }
     sleepMilliseconds(50)
     let (_, stamps) = capture.snapshot()
@@ -393,10 +401,15 @@ private func inProcessLatencies(
     return (out.statistics, heard.map(\.ms), completions)
 }
 
-private func rewindAndLatency() throws -> String {
+private func rewindAndLatency(devices: [(String, Bool)]) throws -> String {
     var rows: [String] = []
-    for (device, rewinds) in [(playback, true), (playback, false), ("plughw:Loopback,0,0", true), ("loopdmix", true)] {
-        let (stats, values, completions) = try inProcessLatencies(device, rewinds: rewinds)
+    for (device, rewinds) in devices {
+        let (stats, values, completions): (ALSAOutput.Statistics, [Double], [Double])
+        do {
+            (stats, values, completions) = try inProcessLatencies(device, rewinds: rewinds)
+        } catch let failure as CaseFailure {
+            throw CaseFailure("\(device): \(failure)")
+        }
         let row =
             "\(device)\(rewinds ? "" : " (rewinds off)"): rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat); play→first sample \(summary(values)); completion after the last sample \(summary(completions))"
         print("ALSA-LATENCY \(row)")
