@@ -18,7 +18,7 @@ func runAudioCases() {
     run("alsa-completions-exactly-once") { try completionsExactlyOnce() }
     run("alsa-device-removed") { try deviceRemoved() }
     run("alsa-rewind-and-latency") { try rewindAndLatency(devices: [(playback, true), (playback, false), ("plughw:Loopback,0,0", true)]) }
-    run("alsa-dmix-rewind-and-latency") { try rewindAndLatency(devices: [("loopdmix", true)]) }
+    run("alsa-dmix-rewind-and-latency") { try rewindAndLatency(devices: [("loopdmix", false), ("loopdmix", true)]) }
     run("alsa-speed-beside-aplay") { try speedBesideAplay() }
 }
 
@@ -411,7 +411,7 @@ private func rewindAndLatency(devices: [(String, Bool)]) throws -> String {
             throw CaseFailure("\(device): \(failure)")
         }
         let row =
-            "\(device)\(rewinds ? "" : " (rewinds off)"): rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat); play→first sample \(summary(values)); completion after the last sample \(summary(completions))"
+            "\(device)\(rewinds ? "" : " (rewinds off)"): rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat), underflows \(stats.underflows); play→first sample \(summary(values)); completion after the last sample \(summary(completions))"
         print("ALSA-LATENCY \(row)")
         rows.append(row)
     }
