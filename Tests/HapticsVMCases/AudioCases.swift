@@ -346,7 +346,9 @@ private func deviceRemoved() throws -> String {
 
 /// Play → first sample captured, `count` times, for a play made by `trigger` (which returns once
 /// the play is started; it may wait for it to end). Each with the capture frame it was heard at.
-private func latencies(_ capture: LoopbackCapture, count: Int, _ trigger: (Int) throws -> Void) throws -> [(ms: Double, onset: Int)] {
+private func latencies(
+    _ what: String, _ capture: LoopbackCapture, count: Int, _ trigger: (Int) throws -> Void
+) throws -> [(ms: Double, onset: Int)] {
     var values: [(ms: Double, onset: Int)] = []
     for index in 0..<count {
         sleepMilliseconds(40 + Int.random(in: 0...20))
@@ -361,7 +363,7 @@ private func latencies(_ capture: LoopbackCapture, count: Int, _ trigger: (Int) 
             }
             if heard == nil { sleepMilliseconds(5) }
         }
-        guard let heard else { throw CaseFailure("play \(index + 1) of \(count) was never captured") }
+        guard let heard else { throw CaseFailure("\(what): play \(index + 1) of \(count) was never captured") }
         values.append((Double(heard.time - started) / 1_000, heard.onset))
         // Let the sound end before the next, so its onset is the next one's.
         sleepMilliseconds(60)
@@ -382,7 +384,7 @@ private func inProcessLatencies(
     let ends = Ends()
     let heard: [(ms: Double, onset: Int)]
     do {
-        heard = try latencies(capture, count: count) { index in
+        heard = try latencies("ALSAOutput", capture, count: count) { index in
             out.play(click, queue: .global(), completion: ends.handler(index))
         }
     } catch let failure as CaseFailure {
@@ -442,13 +444,13 @@ private func speedBesideAplay() throws -> String {
     let capture = try LoopbackCapture()
     defer { capture.stop() }
     var statuses: [Int32] = []
-    let aplay = try latencies(capture, count: 12) { _ in
+    let aplay = try latencies("aplay", capture, count: 12) { _ in
         statuses.append(try runProgram("/bin/aplay", ["-q", "-D", device, "/tmp/click.wav"], environment: []))
     }
     let environment = [
         "FEEDBACKSERVICES_PROFILE=full", "XDG_DATA_DIRS=/usr/share", "XDG_RUNTIME_DIR=/nonexistent", "HOME=/tmp",
     ]
-    let fire = try latencies(capture, count: 12) { _ in
+    let fire = try latencies("feedbackctl fire", capture, count: 12) { _ in
         statuses.append(try runProgram("/bin/feedbackctl", ["fire", "1007", "--pcm", device], environment: environment))
     }.map(\.ms)
     // How much of a whole-process figure is the process itself: `feedbackctl version` start to exit.

@@ -207,7 +207,10 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         if free < 0 { return recover(free) }
         var missing = queueFrames - (pcm.bufferFrames - free)
         while missing > 0 {
-            let frames = min(missing, scratchFrames)
+            // A period at a time: after a rewind the device has only `rewindSafety` queued, and
+            // rendering the whole ring before the first write let it run dry (measured under
+            // emulation: an underrun at nearly every rewind).
+            let frames = min(missing, pcm.periodFrames, scratchFrames)
             timeline.render(from: writeIndex, frames: frames, into: scratch)
             let written = pcm.write(scratch, frames: frames)
             if written == -Int(EAGAIN) { break }
