@@ -39,8 +39,10 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     private var lastPlayed: Int64?
     private var progressTime = 0.0
     /// Frames kept between the device's position and a rewound write: what it may already have
-    /// taken in (a DMA burst, a FIFO), 1 ms.
-    private var rewindSafety: Int { configuration.sampleRate / 1_000 }
+    /// taken in, at least a period. Many devices report their position a period at a time (the
+    /// loopback card on a 250 Hz tick moves it 4 ms at once): with 1 ms kept, nearly every rewind
+    /// underran in the VM.
+    private var rewindSafety: Int { max(configuration.sampleRate / 1_000, pcm?.periodFrames ?? 0) }
 
     init(configuration: ALSAOutput.Configuration) {
         self.configuration = configuration
@@ -207,9 +209,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         if free < 0 { return recover(free) }
         var missing = queueFrames - (pcm.bufferFrames - free)
         while missing > 0 {
-            // A period at a time: after a rewind the device has only `rewindSafety` queued, and
-            // rendering the whole ring before the first write let it run dry (measured under
-            // emulation: an underrun at nearly every rewind).
+            // A period at a time: after a rewind the device has only `rewindSafety` queued, which
+            // it must not play out while the rest of the ring is rendered.
             let frames = min(missing, pcm.periodFrames, scratchFrames)
             timeline.render(from: writeIndex, frames: frames, into: scratch)
             let written = pcm.write(scratch, frames: frames)
