@@ -129,13 +129,26 @@ private final class LoopbackCapture: @unchecked Sendable {
     /// Frames captured so far.
     var frameCount: Int { lock.withLock { _ in left.count } }
 
-    /// The captured left channel from frame `start` on (indices stay the capture's frame numbers:
-    /// the frames before `start` are zero), and its stamps from there.
-    func snapshot(from start: Int = 0) -> (left: [Float], stamps: [(frame: Int, time: Int64)]) {
-        lock.withLock { _ in
-            let begin = min(start, left.count)
-            let firstStamp = stamps.firstIndex { $0.frame >= begin } ?? stamps.count
-            return ([Float](repeating: 0, count: begin) + left[begin...], Array(stamps[firstStamp...]))
+    /// The captured left channel, and its stamps.
+    func snapshot() -> (left: [Float], stamps: [(frame: Int, time: Int64)]) {
+        lock.withLock { _ in (left, stamps) }
+    }
+
+    /// Where the first frame from `start` on louder than `threshold` is, and when it was the
+    /// newest at the device: copying only what came since `start`, so that polling for it does
+    /// not hold the capture thread up (nor take the CPU from the output's thread).
+    func onset(from start: Int, threshold: Float = 0.01) -> (frame: Int, time: Int64)? {
+        lock.withLock { _ -> (frame: Int, time: Int64)? in
+            guard start < left.count, let frame = (start..<left.count).first(where: { abs(left[$0]) > threshold }) else {
+                return nil
+            }
+            // The stamps are in frame order and the frame is recent: the first stamp at or after
+            // it is found from the end.
+            var index = stamps.count
+            while index > 0 && stamps[index - 1].frame >= frame { index -= 1 }
+            guard index < stamps.count else { return nil }
+            let stamp = stamps[index]
+            return (frame, stamp.time - Int64(stamp.frame - frame) * 1_000_000 / Int64(rate))
         }
     }
 
@@ -357,10 +370,7 @@ private func latencies(
         try trigger(index)
         var heard: (time: Int64, onset: Int)?
         for _ in 0..<300 where heard == nil {
-            let (left, stamps) = capture.snapshot(from: before)
-            if let onset = LoopbackCapture.onset(left, from: before), let time = LoopbackCapture.time(of: onset, stamps) {
-                heard = (time, onset)
-            }
+            if let onset = capture.onset(from: before) { heard = (onset.time, onset.frame) }
             if heard == nil { sleepMilliseconds(5) }
         }
         guard let heard else { throw CaseFailure("\(what): play \(index + 1) of \(count) was never captured") }
