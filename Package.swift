@@ -33,11 +33,16 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
+        // ALSA: the engine's output on machines with no sound server (ALSAOutput).
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
             dependencies: [
-                "CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "COptionalLibraries", "CFeedbackShims",
+                "CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "CALSA", "COptionalLibraries",
+                "CFeedbackShims",
             ],
             swiftSettings: strict),
         // Sound and SoundManager: the classic player API. A module of its own because its
@@ -98,7 +103,7 @@ let package = Package(
         // scripts/vm/haptics (HapticsVMTests drives it); never installed.
         .executableTarget(
             name: "haptics-vm-cases",
-            dependencies: ["FeedbackServices", "FeedbackCLI"],
+            dependencies: ["FeedbackServices", "FeedbackCLI", "CALSA"],
             path: "Tests/HapticsVMCases",
             swiftSettings: strict),
         .testTarget(

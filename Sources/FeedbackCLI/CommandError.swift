@@ -135,7 +135,7 @@ extension PlaybackError: ReportedError {
     var exitCode: ExitCode {
         switch reason {
         case .noAudioOutput, .serverUnavailable, .connectionLost, .serverStalled, .canberra, .outputClosed,
-            .unsupportedSound:
+            .unsupportedSound, .deviceBusy, .deviceUnavailable, .deviceLost:
             .unavailable
         }
     }

@@ -59,7 +59,8 @@ enum Documentation {
         """,
         """
         Sounds play on FeedbackServices' engine, one PulseAudio stream that starts a sound at once \
-        (pipewire-pulse serves as well), or through libcanberra with --canberra, or into a sound file \
+        (pipewire-pulse serves as well); with no sound server, or with --pcm NAME, the engine plays \
+        straight into an ALSA PCM. Or through libcanberra with --canberra, or into a sound file \
         with --output. Vibration uses Linux evdev force-feedback devices (/dev/input/event*).
         """,
         """
@@ -74,6 +75,7 @@ enum Documentation {
         ("PULSE_SERVER", "The PulseAudio server to use (e.g. unix:/run/user/1000/pulse/native); by default the socket in $XDG_RUNTIME_DIR/pulse/native."),
         ("PULSE_SINK", "The sink the engine's stream plays to (read by libpulse); by default the server's default sink."),
         ("XDG_RUNTIME_DIR", "Where the default PulseAudio socket is: $XDG_RUNTIME_DIR/pulse/native."),
+        ("FEEDBACKSERVICES_ALSA_PCM", "The ALSA PCM the engine plays on when no sound server answers (e.g. hw:0,0, plughw:1, dmix); by default the PCM named default. --pcm NAME overrides it."),
         ("FEEDBACKSERVICES_PROFILE", "Overrides the stored feedback profile (full, quiet or silent) for programs started with it; see feedbackctl profile."),
         ("FEEDBACK_SOUND_THEME", "The sound theme to use, unless --theme names one; by default the desktop's (gtk-sound-theme-name in GTK's settings.ini), else feedbackservices."),
         ("XDG_CONFIG_HOME", "Base of the settings file and of GTK's settings.ini (default ~/.config)."),

@@ -13,6 +13,8 @@ enum Playback {
         case engine
         /// libcanberra.
         case canberra
+        /// The engine on an ALSA PCM (`--pcm NAME`), with no sound server.
+        case alsa(String)
         /// A sound file, rendered faster than real time.
         case file(String)
 
@@ -21,16 +23,20 @@ enum Playback {
         }
     }
 
-    /// Reads the options every playing command shares: `--output FILE`, `--canberra`.
+    /// Reads the options every playing command shares: `--output FILE`, `--canberra`, `--pcm NAME`.
     static func destination(_ parser: inout ArgumentParser) throws(CommandError) -> Destination {
         let file = parser.value(SoundArguments.output)
         let canberra = parser.flag(SoundArguments.canberra)
-        switch (file, canberra) {
-        case (let path?, false): return .file(path)
-        case (nil, true): return .canberra
-        case (nil, false): return .engine
-        case (_?, true): throw CommandError.usage("--output and --canberra cannot be used together")
+        let pcm = parser.value(SoundArguments.pcm)
+        let chosen: [(Option, Destination)] =
+            [(SoundArguments.output, file.map(Destination.file)), (SoundArguments.canberra, canberra ? .canberra : nil),
+             (SoundArguments.pcm, pcm.map(Destination.alsa))]
+            .compactMap { option, destination in destination.map { (option, $0) } }
+        guard chosen.count <= 1 else {
+            throw CommandError.usage("\(chosen.map(\.0.name).joined(separator: " and ")) cannot be used together")
         }
+        if let pcm, pcm.isEmpty { throw CommandError.usage("\(SoundArguments.pcm.name) needs a PCM name") }
+        return chosen.first?.1 ?? .engine
     }
 
     /// The manager a command plays through: sounds go where `destination` says (the engine, or
@@ -42,10 +48,10 @@ enum Playback {
         themes: SoundThemeResolver? = nil, profile: FeedbackProfile? = nil
     ) -> FeedbackManager {
         let opener: @Sendable () throws(PlaybackError) -> any AudioOutput =
-            if case .canberra = destination {
-                { () throws(PlaybackError) in try CanberraOutput() }
-            } else {
-                { () throws(PlaybackError) in try AudioOutputSelection.automatic() }
+            switch destination {
+            case .canberra: { () throws(PlaybackError) in try CanberraOutput() }
+            case .alsa(let device): { () throws(PlaybackError) in try AudioOutputSelection.alsa(device: device) }
+            case .engine, .file: { () throws(PlaybackError) in try AudioOutputSelection.automatic() }
             }
         let manager = FeedbackManager(
             registry: SoundRegistry(persistentRegistry: try? SoundRegistryFile(environment: parser.environment)),

@@ -114,7 +114,7 @@ func requirePrograms(_ programs: String...) throws {
         let replies = result.output.split(separator: "\n", omittingEmptySubsequences: false).map { $0.split(separator: " ").map(String.init) }
         try #require(replies.count >= cases.count, "\(result.output)")
         #expect(replies[0] == ["fire"])
-        #expect(Set(["--volume", "--pan", "--loop", "--output", "--canberra", "--no-wait", "--json", "--quiet", "--help"]) == Set(replies[1]))
+        #expect(Set(["--volume", "--pan", "--loop", "--output", "--canberra", "--pcm", "--no-wait", "--json", "--quiet", "--help"]) == Set(replies[1]))
         #expect(replies[2] == ["full", "quiet", "silent"])
         #expect(replies[3] == ["alert.wav"])
         #expect(replies[4] == (1000...1009).map(String.init))

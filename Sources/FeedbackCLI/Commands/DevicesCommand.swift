@@ -1,7 +1,8 @@
 import FeedbackServices
 
 /// `feedbackctl devices [--audio|--vibrators|--leds] [--json] [--input-dir DIR] [--sysfs-root DIR]`:
-/// the sound server and its sinks, libcanberra, and the vibrators and LEDs this machine has.
+/// the sound server and its sinks, libcanberra, the ALSA cards and PCMs, the session service, and
+/// the vibrators and LEDs this machine has.
 enum DevicesCommand: Subcommand {
     static let name = "devices"
     static let abstract = "List the sound server, its outputs, the vibrators and the LEDs"
@@ -11,7 +12,8 @@ enum DevicesCommand: Subcommand {
         user's socket): its name and version, whether it is pipewire-pulse, and its sinks
         with their description, sample format and state, the default one marked; then
         whether libcanberra can play. A server that does not answer within 2 s is reported
-        as absent, with the reason.
+        as absent, with the reason. Then the ALSA sound cards and the PCMs that play, which
+        --pcm NAME (or FEEDBACKSERVICES_ALSA_PCM) chooses among when there is no server.
         """,
         """
         A vibrator is an evdev device (/dev/input/event*) with force feedback: rumble or periodic
@@ -35,13 +37,15 @@ enum DevicesCommand: Subcommand {
         Print one JSON object: {"version", "audio": {"server": {"name",
         "version", "address", "pipewire"}, "sinks": [{"name",
         "description", "default", "format", "rate", "channels",
-        "state"}]}, "canberra": {"available", "error"}, "vibrators":
-        [{"path", "name", "effects", "maximumEffects", "gain"}], "leds":
-        [as led list --json], "service": {"running", "pid", "profile",
-        "theme", "output"}; audio is null when no server answered and
-        "audioError" says why, vibrators and leds likewise with
-        "vibratorsError" and "ledsError"; with --audio, --vibrators or
-        --leds only that side's members are present
+        "state"}]}, "canberra": {"available", "error"}, "alsa": {"cards":
+        [{"index", "name", "longName"}], "pcms": [{"name",
+        "description"}]}, "vibrators": [{"path", "name", "effects",
+        "maximumEffects", "gain"}], "leds": [as led list --json],
+        "service": {"running", "pid", "profile", "theme", "output"}; audio
+        is null when no server answered and "audioError" says why,
+        vibrators and leds likewise with "vibratorsError" and "ledsError";
+        with --audio, --vibrators or --leds only that side's members are
+        present
         """)
     static let inputDirectory = Option("--input-dir", value: "DIR", .directory, help: "Scan DIR instead of /dev/input")
     static let options = [audio, vibrators, leds, json, inputDirectory, LEDCommand.root]
@@ -68,6 +72,7 @@ enum DevicesCommand: Subcommand {
         var audio: Nullable<Audio>?
         var audioError: String?
         var canberra: Canberra?
+        var alsa: ALSA?
         var vibrators: Nullable<[Vibrator]>?
         var vibratorsError: String?
         var leds: Nullable<[LEDCommand.ListReport.LED]>?
@@ -99,6 +104,22 @@ enum DevicesCommand: Subcommand {
         struct Canberra: Encodable {
             let available: Bool
             @Nullable var error: String?
+        }
+
+        struct ALSA: Encodable {
+            let cards: [Card]
+            let pcms: [PCM]
+
+            struct Card: Encodable {
+                let index: Int
+                let name: String
+                let longName: String
+            }
+
+            struct PCM: Encodable {
+                let name: String
+                let description: String
+            }
         }
 
         struct Vibrator: Encodable {
@@ -159,6 +180,9 @@ enum DevicesCommand: Subcommand {
                 report.canberra = Report.Canberra(available: false, error: error.description)
                 text += ["libcanberra: not available", "  \(error.description)"]
             }
+            let alsa = ALSADeviceList.current()
+            report.alsa = alsaReport(alsa)
+            text += alsaText(alsa)
         }
 
         if !audioOnly && !vibratorsOnly && !ledsOnly {
@@ -235,6 +259,20 @@ enum DevicesCommand: Subcommand {
                     name: sink.name, description: sink.description, default: sink.isDefault, format: sink.sampleFormat,
                     rate: Int(sink.sampleRate), channels: Int(sink.channelCount), state: sink.state.rawValue)
             })
+    }
+
+    private static func alsaText(_ list: ALSADeviceList) -> [String] {
+        var lines = [list.cards.isEmpty ? "ALSA: no sound cards" : "ALSA cards:"]
+        lines += list.cards.map { "  \($0.index) \($0.name): \($0.longName)" }
+        lines.append(list.pcms.isEmpty ? "ALSA PCMs: none" : "ALSA PCMs (--pcm NAME):")
+        lines += list.pcms.map { $0.description.isEmpty ? "  \($0.name)" : "  \($0.name)  \($0.description)" }
+        return lines
+    }
+
+    private static func alsaReport(_ list: ALSADeviceList) -> Report.ALSA {
+        Report.ALSA(
+            cards: list.cards.map { Report.ALSA.Card(index: $0.index, name: $0.name, longName: $0.longName) },
+            pcms: list.pcms.map { Report.ALSA.PCM(name: $0.name, description: $0.description) })
     }
 
     private static func vibratorText(_ info: VibratorInfo) -> [String] {

@@ -25,7 +25,7 @@ enum FireCommand: Subcommand {
         """,
         """
         When feedbackservicesd runs, it plays the sound (not --vibrate, --output, --canberra,
-        the theme options, or FEEDBACKSERVICES_PROFILE, which stay in this process): it
+        --pcm, the theme options, or FEEDBACKSERVICES_PROFILE, which stay in this process): it
         starts at once from the service's open stream, and --no-wait needs no background
         process. Output and exit status are the same either way; what the service cannot
         play is played here. --no-daemon (or FEEDBACKCTL_NO_DAEMON=1) always plays here.
@@ -52,7 +52,10 @@ enum FireCommand: Subcommand {
         asked for), vibrated, silenced, noVibrator or failed
         """)
     static let options =
-        [SoundArguments.volume, vibrate, SoundArguments.output, SoundArguments.canberra, wait, SoundArguments.noWait, json]
+        [
+            SoundArguments.volume, vibrate, SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, wait,
+            SoundArguments.noWait, json,
+        ]
         + ThemeOptions.all + [DaemonRoute.noDaemon]
     static let usage: [[UsageItem]] = [[.options, .arguments]]
 

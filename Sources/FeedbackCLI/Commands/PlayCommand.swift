@@ -26,7 +26,7 @@ enum PlayCommand: Subcommand {
             """)
     static let json = Option.json(#"Print {"version", "file", "duration", "result"}"#)
     static let options = [
-        SoundArguments.volume, pan, loop, SoundArguments.output, SoundArguments.canberra, SoundArguments.noWait, json,
+        SoundArguments.volume, pan, loop, SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, SoundArguments.noWait, json,
     ]
     static let usage: [[UsageItem]] = [[.options, .arguments]]
 
@@ -91,6 +91,13 @@ enum SoundArguments {
     static let output = Option(
         "--output", value: "FILE", .file, help: "Render into FILE (.wav, .flac, .ogg, …) instead of playing")
     static let canberra = Option("--canberra", help: "Play through libcanberra instead of the engine")
+    static let pcm = Option(
+        "--pcm", value: "NAME", .text,
+        help: """
+            Play on the ALSA PCM NAME (default, hw:0,0, plughw:1, dmix, ...)
+            with no sound server; FEEDBACKSERVICES_ALSA_PCM names the PCM
+            the engine falls back to when no server answers
+            """)
     static let noWait = Option(
         "--no-wait",
         help: """

@@ -63,6 +63,13 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         case outputClosed
         /// The output cannot play this sound (e.g. an unknown theme event).
         case unsupportedSound
+        /// The audio device is held by another program and does not mix (an ALSA `hw` PCM: `EBUSY`).
+        case deviceBusy
+        /// The audio device could not be opened: there is no such device, or it cannot play
+        /// stereo at the engine rate.
+        case deviceUnavailable
+        /// The audio device went away while the sound played (unplugged, its driver unbound).
+        case deviceLost
     }
 
     /// What failed.
@@ -87,13 +94,16 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
             case .canberra(let code): "libcanberra failed (error \(code))"
             case .outputClosed: "the audio output was closed"
             case .unsupportedSound: "the output cannot play this sound"
+            case .deviceBusy: "the audio device is busy (another program holds it)"
+            case .deviceUnavailable: "the audio device cannot be opened"
+            case .deviceLost: "the audio device went away"
             }
         guard let detail, !detail.isEmpty else { return summary }
         return "\(summary): \(detail)"
     }
 }
 
-/// Somewhere sounds can be played: the engine's PulseAudio stream, libcanberra, or a WAV file.
+/// Somewhere sounds can be played: the engine's PulseAudio stream or ALSA PCM, libcanberra, or a WAV file.
 ///
 /// Every output reports each play's end exactly once, with its reason, on the queue given to `play`.
 public protocol AudioOutput: AnyObject, Sendable {

@@ -3,7 +3,8 @@ import Glibc
 
 /// Choosing where sounds go.
 public enum AudioOutputSelection {
-    /// The automatic choice: the engine when a PulseAudio server answers within `timeout` seconds.
+    /// The automatic choice: the engine when a PulseAudio server answers within `timeout` seconds;
+    /// else the engine on the ALSA PCM `alsaDevice(environment:)` names, when it opens.
     ///
     /// - Parameters:
     ///   - server: a server address; nil for `PULSE_SERVER`, then the user's socket
@@ -16,15 +17,41 @@ public enum AudioOutputSelection {
     public static func automatic(
         server: String? = nil, timeout: Double = 2,
         environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws(PlaybackError) -> PulseAudioOutput {
+    ) throws(PlaybackError) -> any AudioOutput {
         let output = PulseAudioOutput(configuration: .init(server: server))
+        var tried: [String] = []
         do {
             try output.prepare(timeout: timeout)
             return output
         } catch {
-            let tried = "PulseAudio at \(describe(server: server, environment: environment)): \(error)"
-            throw PlaybackError(.noAudioOutput(tried: [tried]))
+            tried.append("PulseAudio at \(describe(server: server, environment: environment)): \(error)")
         }
+        // The last resort, for machines with no sound server.
+        let device = alsaDevice(environment: environment)
+        do {
+            return try alsa(device: device, timeout: timeout)
+        } catch {
+            tried.append("ALSA PCM \(device): \(error)")
+        }
+        throw PlaybackError(.noAudioOutput(tried: tried))
+    }
+
+    /// The environment variable naming the ALSA PCM the engine uses when it plays on ALSA.
+    public static let alsaDeviceVariable = "FEEDBACKSERVICES_ALSA_PCM"
+
+    /// The ALSA PCM to play on: `FEEDBACKSERVICES_ALSA_PCM` when set and not empty, else `default`.
+    public static func alsaDevice(environment: [String: String]) -> String {
+        if let device = environment[alsaDeviceVariable], !device.isEmpty { return device }
+        return ALSAOutput.Configuration().device
+    }
+
+    /// The engine on the ALSA PCM `device`, opened (so the first sound starts at once).
+    /// - Throws: `PlaybackError` `.deviceBusy` or `.deviceUnavailable` when it does not open within
+    ///   `timeout` seconds.
+    public static func alsa(device: String, timeout: Double = 2) throws(PlaybackError) -> ALSAOutput {
+        let output = ALSAOutput(configuration: .init(device: device))
+        try output.prepare(timeout: timeout)
+        return output
     }
 
     /// The engine output for `configuration`, not connected yet: what the player builds its own

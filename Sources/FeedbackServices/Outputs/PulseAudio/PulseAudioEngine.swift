@@ -8,30 +8,28 @@ import Synchronization
 /// `PulseAudioConnection`). The audio thread works on this object only, never on the
 /// `PulseAudioOutput` users hold, so the last reference to that facade is never dropped on the
 /// audio thread; its deinit shuts this engine down (joining the audio thread) before it can be freed.
-final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
+final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     // Locking rule: everything in `connection` (the PulseAudio objects, the timeline) and `drained`
     // is touched only on the PulseAudio mainloop thread, i.e. in its callbacks, or while holding
     // `pa_threaded_mainloop_lock` (init and shutdown). API threads reach the mainloop only through
-    // `shared` (a Mutex) and the wake-up eventfd. That is what makes this class `@unchecked Sendable`.
+    // `requests` and `shared` (each behind a Mutex) and the wake-up eventfd. That is what makes
+    // this class `@unchecked Sendable`.
 
     let configuration: PulseAudioOutput.Configuration
     /// Commands taken from `shared`, mainloop thread only; swapped back (emptied) each time.
     private var drained: [Timeline.Command] = []
 
     private struct Shared {
-        var commands: [Timeline.Command] = []
-        var handles: [UInt64: PlaybackHandle] = [:]
         var state: ConnectionState = .closed
         var statistics = PulseAudioOutput.Statistics()
-        var readyWaiters: [DispatchSemaphore] = []
-        var lastError: PlaybackError?
-        /// Set by shutdown: the mainloop no longer watches the wake-up eventfd, nothing may be queued.
-        var closed = false
     }
 
     private enum ConnectionState { case closed, connecting, ready }
 
     private let shared = Mutex(Shared())
+    /// The plays and commands API threads queue, and the `prepare` callers waiting; closed by
+    /// shutdown, once the mainloop no longer watches the wake-up eventfd.
+    let requests = EngineRequests()
     private let mainloop: OpaquePointer
     /// The wake-up eventfd: API threads signal it, the mainloop watches it. (An eventfd rather
     /// than a pipe: one descriptor, and a slightly shorter tail on the write that wakes the audio
@@ -70,20 +68,14 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     /// Disconnects, stops the audio thread and waits for it; every sound still playing ends
     /// `.failed(.outputClosed)`. Called once, by the facade's deinit, never on the audio thread.
     func shutdown() {
-        shared.withLock { $0.closed = true }
+        requests.closed(with: nil, closing: true)
         pa_threaded_mainloop_lock(mainloop)
         freeWakeEvent()
         connection.disconnect()
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
-        let handles = shared.withLock { shared in
-            // Streams that were about to start would otherwise keep their feeders waiting forever.
-            for command in shared.commands { command.discard() }
-            defer { shared.handles.removeAll() }
-            return Array(shared.handles.values)
-        }
-        for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
+        requests.closed(with: PlaybackError(.outputClosed))
     }
 
     /// Called with the mainloop lock held (or on its thread).
@@ -100,21 +92,9 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
     func prepare(timeout: Double) throws(PlaybackError) {
-        let semaphore = DispatchSemaphore(value: 0)
-        let ready = shared.withLock { shared -> Bool in
-            if shared.state == .ready { return true }
-            shared.lastError = nil
-            shared.readyWaiters.append(semaphore)
-            return false
-        }
-        if ready { return }
-        wake.signal()
-        if semaphore.wait(timeout: .now() + timeout) == .timedOut {
-            shared.withLock { $0.readyWaiters.removeAll { $0 === semaphore } }
-            throw PlaybackError(.serverUnavailable, detail: "no stream after \(timeout) s")
-        }
-        let error = shared.withLock { $0.state == .ready ? nil : $0.lastError }
-        if let error { throw error }
+        try requests.prepare(
+            timeout: timeout, timedOut: PlaybackError(.serverUnavailable, detail: "no stream after \(timeout) s"),
+            wake: wakeAudioThread)
     }
 
     func play(
@@ -124,44 +104,10 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
     }
 
-    /// Starts a voice `offset` seconds into `source` (a seek). A stream source is cancelled (its
-    /// feeder stops) when the voice ends, however it ends.
-    func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
-        completion: (@Sendable (PlaybackEnd) -> Void)?
-    ) -> PlaybackHandle {
-        let voice: (samples: VoiceSamples, offset: Int64)
-        do {
-            voice = try source.samples(
-                at: configuration.sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
-        } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
-        }
-        let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
-        let accepted = shared.withLock { shared in
-            guard !shared.closed else { return false }
-            shared.handles[id] = handle
-            shared.commands.append(.start(id: id, samples: voice.samples, offset: voice.offset, options: options))
-            return true
-        }
-        guard accepted else {
-            voice.samples.cancel()
-            handle.end(.failed(PlaybackError(.outputClosed)))
-            return handle
-        }
-        wake.signal()
-        return handle
-    }
+    var timelineRate: Int { configuration.sampleRate }
 
-    /// Queues `command` for the mainloop, which applies it at the read position.
-    func send(_ command: Timeline.Command) {
-        let open = shared.withLock { shared in
-            guard !shared.closed else { return false }
-            shared.commands.append(command)
-            return true
-        }
-        if open { wake.signal() }
+    func wakeAudioThread() {
+        wake.signal()
     }
 
     // MARK: The PulseAudio thread
@@ -171,8 +117,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         let state = shared.withLock { $0.state }
         switch state {
         case .closed:
-            let wanted = shared.withLock { !$0.commands.isEmpty || !$0.readyWaiters.isEmpty }
-            if wanted {
+            if requests.isWanted {
                 shared.withLock {
                     $0.state = .connecting
                     $0.statistics.connections += 1
@@ -189,9 +134,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     /// Takes the queued commands and applies them at the current read position, then rewrites the
     /// queued audio so that they are heard at once.
     private func applyCommands() {
-        // Swapped with an emptied buffer of the same capacity: no allocation while holding the
-        // lock that `play` needs, and none on the next `play` either.
-        shared.withLock { swap(&$0.commands, &drained) }
+        requests.takeCommands(into: &drained)
         defer { drained.removeAll(keepingCapacity: true) }
         guard !drained.isEmpty else { return }
         let now = connection.changeFrame()
@@ -199,7 +142,7 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         for command in drained {
             // Only plays still waiting for their voice start (a failed connection or a shutdown
             // ends the others).
-            if case .start(let id, _, _, _) = command, !shared.withLock({ $0.handles[id] != nil }) {
+            if case .start(let id, _, _, _) = command, !requests.isWaiting(id) {
                 command.discard()
                 continue
             }
@@ -214,14 +157,12 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     }
 
     func streamBecameReady(rewrites: Bool) {
-        let waiters = shared.withLock { shared -> [DispatchSemaphore] in
+        shared.withLock { shared in
             shared.state = .ready
             shared.statistics.rewritesEnabled = rewrites
             shared.statistics.streamReadyTime = MonotonicClock.now
-            defer { shared.readyWaiters.removeAll() }
-            return shared.readyWaiters
         }
-        waiters.forEach { $0.signal() }
+        requests.setReady(true)
         applyCommands()
     }
 
@@ -229,41 +170,17 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     /// reached), every sound playing or waiting fails. Without one (closed when idle), nothing was
     /// playing; a play that raced with the close opens a new connection.
     func connectionEnded(_ error: PlaybackError?) {
-        let (failed, waiters, reopen) = shared.withLock { shared -> ([PlaybackHandle], [DispatchSemaphore], Bool) in
-            shared.state = .closed
-            shared.lastError = error
-            if error != nil {
-                // Streams that will now never start would keep their feeders waiting forever.
-                for command in shared.commands { command.discard() }
-            }
-            guard error != nil else {
-                return ([], [], !shared.commands.isEmpty || !shared.readyWaiters.isEmpty)
-            }
-            let handles = Array(shared.handles.values)
-            shared.handles.removeAll()
-            shared.commands.removeAll()
-            defer { shared.readyWaiters.removeAll() }
-            return (handles, shared.readyWaiters, false)
-        }
-        if let error {
-            for handle in failed { handle.end(.failed(error)) }
-        }
-        waiters.forEach { $0.signal() }
-        if reopen { service() }
+        shared.withLock { $0.state = .closed }
+        if requests.closed(with: error) { service() }
     }
 
     func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
-        let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
-        // The voice is gone already: asking the output to stop it would only take a strong
-        // reference to the output on its own thread, where it must never be released.
-        handle?.end(end, stoppingVoice: false)
+        requests.voiceEnded(id, end)
     }
 
     func noteUnderflow() {
         shared.withLock { $0.statistics.underflows += 1 }
     }
 
-    var hasPendingWork: Bool {
-        shared.withLock { !$0.commands.isEmpty || !$0.handles.isEmpty }
-    }
+    var hasPendingWork: Bool { requests.hasPendingWork }
 }

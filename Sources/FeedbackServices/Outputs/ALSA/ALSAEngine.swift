@@ -1,0 +1,279 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// The machinery behind `ALSAOutput`: its thread, which owns the PCM and the timeline, and the
+/// commands and handles API threads share with it. The thread works on this object only, never on
+/// the facade users hold; the facade's deinit shuts this engine down (joining the thread).
+final class ALSAEngine: QueuedEngine, @unchecked Sendable {
+    // Locking rule: `pcm`, `timeline`, `writeIndex`, `drained`, `scratch`, `descriptors` and the
+    // fields below them are touched only on the output's thread (`run`), or after it was joined
+    // (`shutdown`). API threads reach it only through `requests` and `statisticsState` (each
+    // behind a Mutex) and the eventfd. That is what makes this class `@unchecked Sendable`.
+
+    let configuration: ALSAOutput.Configuration
+
+    /// The plays and commands API threads queue, and the `prepare` callers waiting.
+    let requests = EngineRequests()
+    private let statisticsState = Mutex(ALSAOutput.Statistics())
+    /// Set by shutdown: the thread ends.
+    private let stopping = Atomic<Bool>(false)
+    private let wake: EventFD
+    private var thread: Thread?
+
+    private var pcm: ALSAPCM?
+    private var timeline: Timeline
+    /// Our timeline frame that the next write starts at.
+    private var writeIndex: Int64 = 0
+    /// Frames kept queued in the ring.
+    private var queueFrames = 0
+    private var rewritesEnabled = false
+    private var drained: [Timeline.Command] = []
+    private let scratchFrames = 4_096
+    private let scratch: UnsafeMutablePointer<Float>
+    /// The eventfd, then the PCM's descriptors.
+    private let descriptorCapacity = 16
+    private let descriptors: UnsafeMutablePointer<pollfd>
+    private var idleSince: Double?
+    /// The device's last played frame, and when it last moved (or sound began on an idle timeline).
+    private var lastPlayed: Int64?
+    private var progressTime = 0.0
+    /// Frames kept between the device's position and a rewound write: what it may already have
+    /// taken in, at least a period. Many devices report their position a period at a time (the
+    /// loopback card on a 250 Hz tick moves it 4 ms at once): with 1 ms kept, nearly every rewind
+    /// underran in the VM.
+    private var rewindSafety: Int { max(configuration.sampleRate / 1_000, pcm?.periodFrames ?? 0) }
+
+    init(configuration: ALSAOutput.Configuration) {
+        self.configuration = configuration
+        do {
+            wake = try EventFD()
+        } catch {
+            preconditionFailure("eventfd failed: \(error)")
+        }
+        let history = Int64(max(configuration.bufferDuration, configuration.shortQueueDuration) * Double(configuration.sampleRate))
+        // A ring the device grants may be longer than asked for: rewinds go back at most its length.
+        timeline = Timeline(sampleRate: configuration.sampleRate, history: 4 * history, capacity: 1024)
+        scratch = .allocate(capacity: scratchFrames * 2)
+        descriptors = .allocate(capacity: descriptorCapacity)
+        drained.reserveCapacity(64)
+        do {
+            thread = try startThread(name: "fbs-alsa") { [self] in run() }
+        } catch {
+            preconditionFailure("cannot start the ALSA output's thread: \(error)")
+        }
+    }
+
+    deinit {
+        scratch.deallocate()
+        descriptors.deallocate()
+    }
+
+    /// Stops the thread and waits for it (closing the PCM); every sound still playing ends
+    /// `.failed(.outputClosed)`. Called once, by the facade's deinit.
+    func shutdown() {
+        requests.closed(with: nil, closing: true)
+        stopping.store(true, ordering: .relaxed)
+        wake.signal()
+        thread?.join()
+        thread = nil
+        requests.closed(with: PlaybackError(.outputClosed))
+    }
+
+    var statistics: ALSAOutput.Statistics { statisticsState.withLock { $0 } }
+
+    func prepare(timeout: Double) throws(PlaybackError) {
+        try requests.prepare(
+            timeout: timeout,
+            timedOut: PlaybackError(.deviceUnavailable, detail: "ALSA PCM \(configuration.device) not open after \(timeout) s"),
+            wake: wakeAudioThread)
+    }
+
+    var timelineRate: Int { configuration.sampleRate }
+
+    func wakeAudioThread() {
+        wake.signal()
+    }
+
+    // MARK: The output's thread
+
+    private func run() {
+        while !stopping.load(ordering: .relaxed) {
+            descriptors[0] = pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)
+            // With the short queue the PCM would report room nearly all the time (its ring is mostly
+            // empty by design), and polling it would spin: the timeout paces the writes instead.
+            let pcmCount = rewritesEnabled ? pcm?.pollDescriptors(descriptors + 1, capacity: descriptorCapacity - 1) ?? 0 : 0
+            let ready = poll(descriptors, nfds_t(1 + pcmCount), pollTimeout())
+            if ready < 0 && errno != EINTR { preconditionFailure("poll failed: \(Errno.current)") }
+            if descriptors[0].revents != 0 { wake.drain() }
+            if pcm == nil {
+                openIfWanted()
+            } else {
+                applyCommands()
+            }
+            if pcm != nil { pump() }
+            if pcm != nil { checkIdle() }
+        }
+        if pcm != nil { closeDevice(failing: PlaybackError(.outputClosed)) }
+    }
+
+    /// Milliseconds to wait: closed, until woken; open, at most 50 ms (to notice idleness and a
+    /// stalled device); with the short queue, until half of it has played; and no longer than
+    /// until the first voice's last frame is due, so that its completion does not wait for the
+    /// device's next wake-up.
+    private func pollTimeout() -> Int32 {
+        guard let pcm else { return -1 }
+        let rate = Int64(configuration.sampleRate)
+        var timeout: Int64 = 50
+        if !rewritesEnabled {
+            let queued = Int64(max(0, pcm.delay()))
+            timeout = min(timeout, (queued - Int64(queueFrames / 2)) * 1_000 / rate)
+        }
+        if let end = timeline.earliestEnd, let lastPlayed { timeout = min(timeout, (end - lastPlayed) * 1_000 / rate + 1) }
+        return Int32(max(1, timeout))
+    }
+
+    /// Opens the PCM when a play or `prepare` waits for it; fails them all when it cannot be.
+    private func openIfWanted() {
+        guard requests.isWanted else { return }
+        let device: ALSAPCM
+        do {
+            device = try ALSAPCM(
+                name: configuration.device, rate: configuration.sampleRate, bufferDuration: configuration.bufferDuration,
+                periodDuration: configuration.periodDuration, maximumWriteFrames: scratchFrames)
+        } catch {
+            requests.closed(with: PlaybackError(error, device: configuration.device, opening: true))
+            return
+        }
+        pcm = device
+        writeIndex = 0
+        lastPlayed = nil
+        idleSince = nil
+        rewritesEnabled = false
+        queueFrames = min(device.bufferFrames, max(device.periodFrames, Int(configuration.shortQueueDuration * Double(device.rate))))
+        // The first sounds start at frame 0, before anything is queued: heard at once either way.
+        applyCommands()
+        pump()
+        // Whether the device lets written frames be taken back shows only once some are queued.
+        let rewindable = device.rewindable()
+        if configuration.rewinds && rewindable > rewindSafety {
+            rewritesEnabled = true
+            queueFrames = device.bufferFrames
+        }
+        pump()
+        statisticsState.withLock { statistics in
+            statistics.opens += 1
+            statistics.rewritesEnabled = rewritesEnabled
+            statistics.rewindableFrames = max(0, rewindable)
+            statistics.bufferFrames = device.bufferFrames
+            statistics.periodFrames = device.periodFrames
+            statistics.sampleFormat = device.format.rawValue
+            statistics.queuedFrames = queueFrames
+            statistics.readyTime = MonotonicClock.now
+        }
+        requests.setReady(true)
+    }
+
+    /// Takes the queued commands and applies them where they are heard soonest: just ahead of the
+    /// device's position after a rewind, or at the end of the short queue.
+    private func applyCommands() {
+        guard let pcm else { return }
+        requests.takeCommands(into: &drained)
+        defer { drained.removeAll(keepingCapacity: true) }
+        guard !drained.isEmpty else { return }
+        if rewritesEnabled {
+            let back = pcm.rewindable() - rewindSafety
+            let rewound = back > 0 ? pcm.rewind(back) : 0
+            if rewound > 0 {
+                writeIndex -= Int64(rewound)
+                statisticsState.withLock { $0.rewrites += 1 }
+            }
+        }
+        let wasIdle = timeline.isEmpty
+        for command in drained {
+            // Only plays still waiting for their voice start (a failure or a shutdown ended the others).
+            if case .start(let id, _, _, _) = command, !requests.isWaiting(id) {
+                command.discard()
+                continue
+            }
+            timeline.apply(command, at: writeIndex)
+        }
+        // The stall clock starts no earlier than the sound.
+        if wasIdle && !timeline.isEmpty { progressTime = MonotonicClock.now }
+    }
+
+    /// Fills the queue, then retires the voices the device has played.
+    private func pump() {
+        guard let pcm else { return }
+        let free = pcm.available()
+        if free < 0 { return recover(free) }
+        var missing = queueFrames - (pcm.bufferFrames - free)
+        while missing > 0 {
+            // A period at a time: after a rewind the device has only `rewindSafety` queued, which
+            // it must not play out while the rest of the ring is rendered.
+            let frames = min(missing, pcm.periodFrames, scratchFrames)
+            timeline.render(from: writeIndex, frames: frames, into: scratch)
+            let written = pcm.write(scratch, frames: frames)
+            if written == -Int(EAGAIN) { break }
+            if written < 0 { return recover(written) }
+            writeIndex += Int64(written)
+            missing -= written
+            if written < frames { break }
+        }
+        retireVoices()
+    }
+
+    /// Completes the voices whose last frame the device has played, and notices a device whose
+    /// position stands still while sounds play.
+    private func retireVoices() {
+        guard let pcm, !timeline.isEmpty else { return }
+        let delay = pcm.delay()
+        if delay < 0 { return recover(delay) }
+        let played = writeIndex - Int64(delay)
+        let now = MonotonicClock.now
+        if played != lastPlayed {
+            lastPlayed = played
+            progressTime = now
+        } else if now - progressTime > ALSAOutput.stallTimeout {
+            return closeDevice(
+                failing: PlaybackError(
+                    .serverStalled,
+                    detail: "ALSA PCM \(configuration.device): its position stood still for \(ALSAOutput.stallTimeout) s"))
+        }
+        for (id, end) in timeline.retire(playedUpTo: played) { requests.voiceEnded(id, end) }
+    }
+
+    /// An underrun or a suspend is recovered and the sounds play on; anything else (the device
+    /// went away) fails every sound once and closes the PCM, which the next play opens again.
+    private func recover(_ error: Int) {
+        guard let pcm else { return }
+        if error == -Int(EPIPE) || error == -Int(ESTRPIPE) {
+            statisticsState.withLock { $0.underflows += 1 }
+            let result = pcm.recover(error)
+            if result == 0 { return }
+            return closeDevice(failing: PlaybackError(ALSAError(code: Int32(-result), call: "snd_pcm_recover"), device: pcm.name, opening: false))
+        }
+        closeDevice(failing: PlaybackError(ALSAError(code: Int32(-error), call: "snd_pcm_writei"), device: pcm.name, opening: false))
+    }
+
+    private func checkIdle() {
+        guard timeline.isEmpty, !requests.hasPendingWork else {
+            idleSince = nil
+            return
+        }
+        let now = MonotonicClock.now
+        guard let idleSince else {
+            idleSince = now
+            return
+        }
+        if now - idleSince >= configuration.idleTimeout { closeDevice(failing: nil) }
+    }
+
+    /// Closes the PCM; with an error, every sound playing or waiting ends `.failed` with it.
+    private func closeDevice(failing error: PlaybackError?) {
+        pcm = nil
+        timeline.removeAll()
+        idleSince = nil
+        requests.closed(with: error)
+    }
+}

@@ -1,0 +1,141 @@
+public import Dispatch
+
+/// The engine on an ALSA PCM: our mixer rendering the shared timeline straight into a device, for
+/// machines with no sound server (kiosks, panels, minimal images).
+///
+/// Latency. The PCM runs with small periods (5 ms) on a thread of its own, which polls the PCM's
+/// descriptors and an eventfd that `play` signals. Where the device lets written audio be taken
+/// back (`snd_pcm_rewindable` > 0: `hw`, `plughw`), the ring keeps a safe `bufferDuration` queued
+/// and a change rewinds it (`snd_pcm_rewind`) to just ahead of the device's position and renders
+/// the region again with the change applied, so a new sound starts at once. Where it does not
+/// (or with `rewinds` off), the ring is kept only `shortQueueDuration` full instead. dmix is
+/// measured both ways in the VM: at open it reported 0 rewindable frames in some runs (short
+/// queue) and 336-480 in others, and then one new sound in five still came a ring late.
+///
+/// Lifecycle. The PCM opens on the first `play` (or `prepare()`), closes after `idleTimeout`
+/// without sound, and opens again on the next `play`. Completions: `.finished` once the device has
+/// played the voice's last frame (its position from `snd_pcm_delay`), exactly once per play, on the
+/// caller's queue.
+///
+/// Faults. An underrun or a suspend is recovered (`snd_pcm_recover`) and counted; the sounds play
+/// on. A device another program holds fails the play `.deviceBusy`; no such device, or one that
+/// cannot play stereo at the engine rate, `.deviceUnavailable` (use a `plughw:` or `plug:` PCM to
+/// convert). A device that goes away mid-play fails every sound playing `.deviceLost`, once, and
+/// the next play opens it again. A device whose position stands still for `stallTimeout` while
+/// sounds play fails them `.serverStalled`.
+///
+/// Threads. `play` and the handle methods never wait on the device: they queue a command under a
+/// short lock and wake the output's thread through a non-blocking eventfd.
+public final class ALSAOutput: AudioOutput, Sendable {
+    /// Seconds the device's position may stand still while a sound plays before every sound fails
+    /// `.serverStalled`.
+    public static let stallTimeout: Double = 2
+
+    /// Which PCM, and how it is driven.
+    public struct Configuration: Sendable, Equatable {
+        /// The PCM name: `default`, `hw:CARD,DEV`, `plughw:…`, `dmix:…`, or one from asound.conf.
+        public var device: String
+        /// The engine rate, in Hz; sounds must be at this rate (the device must take it: `plughw`
+        /// converts for one that does not).
+        public var sampleRate: Int
+        /// Audio kept queued in the device's ring where it can be rewound, in seconds.
+        public var bufferDuration: Double
+        /// Audio kept queued where it cannot (or with `rewinds` off), in seconds.
+        public var shortQueueDuration: Double
+        /// The device's period: how often it wakes the output's thread, in seconds.
+        public var periodDuration: Double
+        /// Seconds without sound after which the PCM is closed (releasing a `hw` device).
+        public var idleTimeout: Double
+        /// Whether changes may rewind queued audio; false keeps the short queue on every device.
+        public var rewinds: Bool
+
+        /// Creates a configuration: the `default` PCM, 48 kHz, a 40 ms queue (10 ms where rewinds
+        /// are not possible), 5 ms periods, a 10 s idle timeout.
+        public init(
+            device: String = "default", sampleRate: Int = 48_000, bufferDuration: Double = 0.04,
+            shortQueueDuration: Double = 0.01, periodDuration: Double = 0.005, idleTimeout: Double = 10,
+            rewinds: Bool = true
+        ) {
+            self.device = device
+            self.sampleRate = sampleRate
+            self.bufferDuration = bufferDuration
+            self.shortQueueDuration = shortQueueDuration
+            self.periodDuration = periodDuration
+            self.idleTimeout = idleTimeout
+            self.rewinds = rewinds
+        }
+    }
+
+    /// What the device granted and what happened since the output was made.
+    public struct Statistics: Sendable, Equatable {
+        /// Times the device ran out of queued audio (each recovered with `snd_pcm_recover`).
+        public var underflows = 0
+        /// Times queued audio was rewound and rendered again for a change.
+        public var rewrites = 0
+        /// Times the PCM was opened (the first, and each reopening).
+        public var opens = 0
+        /// Whether changes rewind queued audio on the PCM opened last.
+        public var rewritesEnabled = false
+        /// `snd_pcm_rewindable` on the PCM opened last, with its first audio queued: how much of
+        /// the queue the device says may be taken back.
+        public var rewindableFrames = 0
+        /// The ring and period the device granted, in frames, and the sample format (`FLOAT_LE`,
+        /// `S32_LE`, `S16_LE`).
+        public var bufferFrames = 0
+        public var periodFrames = 0
+        public var sampleFormat = ""
+        /// Frames kept queued: the whole ring when rewinding, the short queue otherwise.
+        public var queuedFrames = 0
+        /// When the PCM last became ready (CLOCK_MONOTONIC seconds); nil before it first opened.
+        public var readyTime: Double?
+    }
+
+    public var name: String { "engine (ALSA \(configuration.device))" }
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    private let core: ALSAEngine
+
+    /// Creates the output; nothing opens until the first `play` or `prepare()`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        core = ALSAEngine(configuration: configuration)
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
+    public var requiredSampleRate: Int? { configuration.sampleRate }
+
+    /// Counters since the output was made.
+    public var statistics: Statistics { core.statistics }
+
+    /// Opens the PCM now instead of on the first `play`, waiting up to `timeout` seconds.
+    /// - Throws: `PlaybackError` `.deviceBusy`, `.deviceUnavailable` (with libasound's message).
+    public func prepare(timeout: Double = 2) throws(PlaybackError) {
+        try core.prepare(timeout: timeout)
+    }
+
+    @discardableResult
+    public func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
+        completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        core.play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
+    }
+
+    /// Starts a voice `offset` seconds into `source`: a buffer plays from there without a copy, a
+    /// streamed file is decoded ahead on a feeder thread into a fixed-size ring (as on PulseAudio).
+    @discardableResult
+    public func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
+        queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        core.play(source, from: offset, options: options, queue: queue, completion: completion)
+    }
+}
+
+extension ALSAOutput: UnderflowCounting {
+    package var underflowCount: Int { statistics.underflows }
+}
