@@ -33,10 +33,9 @@ let package = Package(
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]),
-        // ALSA: the engine's output on machines with no sound server (ALSAOutput).
-        .systemLibrary(
-            name: "CALSA", pkgConfig: "alsa",
-            providers: [.apt(["libasound2-dev"])]),
+        // ALSA: the engine's output on machines with no sound server (ALSAOutput); loaded on first
+        // use like the four above.
+        .systemLibrary(name: "CALSA"),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
@@ -105,7 +104,9 @@ let package = Package(
             name: "haptics-vm-cases",
             dependencies: ["FeedbackServices", "FeedbackCLI", "CALSA"],
             path: "Tests/HapticsVMCases",
-            swiftSettings: strict),
+            swiftSettings: strict,
+            // Its capture side calls libasound directly (the library loads it on first use).
+            linkerSettings: [.linkedLibrary("asound")]),
         .testTarget(
             name: "FeedbackServicesTests",
             dependencies: [

@@ -1,12 +1,14 @@
-// Definitions of the libcanberra, libevdev, libebur128 and libsoxr functions FeedbackServices
-// calls, each forwarding to the real one in the library, which is dlopen()ed on the first call.
+// Definitions of the libcanberra, libevdev, libebur128, libsoxr and libasound functions
+// FeedbackServices calls, each forwarding to the real one in the library, which is dlopen()ed on the first call.
 //
 // Why: linking them makes every process map them and their dependencies (libvorbisfile, libtdb,
 // libltdl, libgomp: eight shared objects) and resolve their relocations before main, about 1 ms of
 // a `feedbackctl fire` that uses none of them (issue 14; `perf stat` of a program linking only
 // paplay's libraries against one linking these four too: 2.8 vs 4.0 ms of CPU). The Swift code
-// calls them by their own names, as if linked; the module maps of CCanberra, CEvdev, CEbur128
-// and CSoxr give the declarations and link nothing.
+// calls them by their own names, as if linked; the module maps of CCanberra, CEvdev, CEbur128,
+// CSoxr and CALSA give the declarations and link nothing. libasound (ALSAOutput, for machines with
+// no sound server) joined them for the same reason: 0.3–1.4 ms of `feedbackctl --version`'s CPU
+// time when linked.
 //
 // When a library cannot be loaded, each function returns the library's own failure value (an
 // error code, NULL, an error string) and fbs_optional_library_error() says why, for the message.
@@ -15,6 +17,7 @@
 // with release/acquire atomics, so any thread may call any function at any time.
 #include "COptionalLibraries.h"
 
+#include <alsa/asoundlib.h>
 #include <canberra.h>
 #include <dlfcn.h>
 #include <ebur128.h>
@@ -40,6 +43,7 @@ static optional_library libraries[] = {
     [FBS_LIBRARY_EVDEV] = {"libevdev.so.2", "libevdev2", PTHREAD_ONCE_INIT, NULL, 0, ""},
     [FBS_LIBRARY_EBUR128] = {"libebur128.so.1", "libebur128-1", PTHREAD_ONCE_INIT, NULL, 0, ""},
     [FBS_LIBRARY_SOXR] = {"libsoxr.so.0", "libsoxr0", PTHREAD_ONCE_INIT, NULL, 0, ""},
+    [FBS_LIBRARY_ALSA] = {"libasound.so.2", "libasound2", PTHREAD_ONCE_INIT, NULL, 0, ""},
 };
 
 // pthread_once takes no argument, hence one opener per library.
@@ -59,7 +63,8 @@ static void open_canberra(void) { open_library(&libraries[FBS_LIBRARY_CANBERRA])
 static void open_evdev(void) { open_library(&libraries[FBS_LIBRARY_EVDEV]); }
 static void open_ebur128(void) { open_library(&libraries[FBS_LIBRARY_EBUR128]); }
 static void open_soxr(void) { open_library(&libraries[FBS_LIBRARY_SOXR]); }
-static void (*const openers[])(void) = {open_canberra, open_evdev, open_ebur128, open_soxr};
+static void open_alsa(void) { open_library(&libraries[FBS_LIBRARY_ALSA]); }
+static void (*const openers[])(void) = {open_canberra, open_evdev, open_ebur128, open_soxr, open_alsa};
 
 static void *handle_of(fbs_optional_library which) {
     optional_library *library = &libraries[which];
@@ -197,4 +202,161 @@ soxr_quality_spec_t soxr_quality_spec(unsigned long recipe, unsigned long flags)
 soxr_runtime_spec_t soxr_runtime_spec(unsigned num_threads) {
     FORWARD(FBS_LIBRARY_SOXR, soxr_runtime_spec, return (soxr_runtime_spec_t){0});
     return real(num_threads);
+}
+
+// --- libasound ------------------------------------------------------------------------------
+// Without the library an ALSA call fails as a missing device would, with -ELIBACC, and
+// snd_strerror gives the reason; the calls that return nothing or a pointer do nothing / NULL.
+#define ALSA_FAILED return -ELIBACC
+int snd_card_get_longname(int card, char **name) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_card_get_longname, ALSA_FAILED);
+    return real(card, name);
+}
+int snd_card_get_name(int card, char **name) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_card_get_name, ALSA_FAILED);
+    return real(card, name);
+}
+int snd_card_next(int *card) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_card_next, ALSA_FAILED);
+    return real(card);
+}
+int snd_device_name_free_hint(void **hints) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_device_name_free_hint, ALSA_FAILED);
+    return real(hints);
+}
+char *snd_device_name_get_hint(const void *hint, const char *id) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_device_name_get_hint, return NULL);
+    return real(hint, id);
+}
+int snd_device_name_hint(int card, const char *iface, void ***hints) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_device_name_hint, ALSA_FAILED);
+    return real(card, iface, hints);
+}
+snd_pcm_sframes_t snd_pcm_avail_update(snd_pcm_t *pcm) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_avail_update, ALSA_FAILED);
+    return real(pcm);
+}
+int snd_pcm_close(snd_pcm_t *pcm) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_close, ALSA_FAILED);
+    return real(pcm);
+}
+int snd_pcm_delay(snd_pcm_t *pcm, snd_pcm_sframes_t *delayp) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_delay, ALSA_FAILED);
+    return real(pcm, delayp);
+}
+int snd_pcm_drop(snd_pcm_t *pcm) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_drop, ALSA_FAILED);
+    return real(pcm);
+}
+int snd_pcm_hw_params(snd_pcm_t *pcm, snd_pcm_hw_params_t *params) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params, ALSA_FAILED);
+    return real(pcm, params);
+}
+int snd_pcm_hw_params_any(snd_pcm_t *pcm, snd_pcm_hw_params_t *params) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_any, ALSA_FAILED);
+    return real(pcm, params);
+}
+void snd_pcm_hw_params_free(snd_pcm_hw_params_t *obj) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_free, return);
+    real(obj);
+}
+int snd_pcm_hw_params_get_buffer_size(const snd_pcm_hw_params_t *params, snd_pcm_uframes_t *val) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_get_buffer_size, ALSA_FAILED);
+    return real(params, val);
+}
+int snd_pcm_hw_params_get_period_size(const snd_pcm_hw_params_t *params, snd_pcm_uframes_t *frames, int *dir) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_get_period_size, ALSA_FAILED);
+    return real(params, frames, dir);
+}
+int snd_pcm_hw_params_malloc(snd_pcm_hw_params_t **ptr) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_malloc, ALSA_FAILED);
+    return real(ptr);
+}
+int snd_pcm_hw_params_set_access(snd_pcm_t *pcm, snd_pcm_hw_params_t *params, snd_pcm_access_t _access) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_set_access, ALSA_FAILED);
+    return real(pcm, params, _access);
+}
+int snd_pcm_hw_params_set_buffer_size_near(snd_pcm_t *pcm, snd_pcm_hw_params_t *params, snd_pcm_uframes_t *val) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_set_buffer_size_near, ALSA_FAILED);
+    return real(pcm, params, val);
+}
+int snd_pcm_hw_params_set_channels(snd_pcm_t *pcm, snd_pcm_hw_params_t *params, unsigned int val) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_set_channels, ALSA_FAILED);
+    return real(pcm, params, val);
+}
+int snd_pcm_hw_params_set_format(snd_pcm_t *pcm, snd_pcm_hw_params_t *params, snd_pcm_format_t val) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_set_format, ALSA_FAILED);
+    return real(pcm, params, val);
+}
+int snd_pcm_hw_params_set_period_size_near(snd_pcm_t *pcm, snd_pcm_hw_params_t *params, snd_pcm_uframes_t *val, int *dir) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_set_period_size_near, ALSA_FAILED);
+    return real(pcm, params, val, dir);
+}
+int snd_pcm_hw_params_set_rate(snd_pcm_t *pcm, snd_pcm_hw_params_t *params, unsigned int val, int dir) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_set_rate, ALSA_FAILED);
+    return real(pcm, params, val, dir);
+}
+int snd_pcm_hw_params_test_format(snd_pcm_t *pcm, snd_pcm_hw_params_t *params, snd_pcm_format_t val) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params_test_format, ALSA_FAILED);
+    return real(pcm, params, val);
+}
+int snd_pcm_open(snd_pcm_t **pcm, const char *name, snd_pcm_stream_t stream, int mode) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_open, ALSA_FAILED);
+    return real(pcm, name, stream, mode);
+}
+int snd_pcm_poll_descriptors(snd_pcm_t *pcm, struct pollfd *pfds, unsigned int space) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_poll_descriptors, ALSA_FAILED);
+    return real(pcm, pfds, space);
+}
+int snd_pcm_poll_descriptors_revents(snd_pcm_t *pcm, struct pollfd *pfds, unsigned int nfds, unsigned short *revents) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_poll_descriptors_revents, ALSA_FAILED);
+    return real(pcm, pfds, nfds, revents);
+}
+int snd_pcm_recover(snd_pcm_t *pcm, int err, int silent) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_recover, ALSA_FAILED);
+    return real(pcm, err, silent);
+}
+snd_pcm_sframes_t snd_pcm_rewind(snd_pcm_t *pcm, snd_pcm_uframes_t frames) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_rewind, ALSA_FAILED);
+    return real(pcm, frames);
+}
+snd_pcm_sframes_t snd_pcm_rewindable(snd_pcm_t *pcm) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_rewindable, ALSA_FAILED);
+    return real(pcm);
+}
+int snd_pcm_sw_params(snd_pcm_t *pcm, snd_pcm_sw_params_t *params) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_sw_params, ALSA_FAILED);
+    return real(pcm, params);
+}
+int snd_pcm_sw_params_current(snd_pcm_t *pcm, snd_pcm_sw_params_t *params) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_sw_params_current, ALSA_FAILED);
+    return real(pcm, params);
+}
+void snd_pcm_sw_params_free(snd_pcm_sw_params_t *obj) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_sw_params_free, return);
+    real(obj);
+}
+int snd_pcm_sw_params_malloc(snd_pcm_sw_params_t **ptr) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_sw_params_malloc, ALSA_FAILED);
+    return real(ptr);
+}
+int snd_pcm_sw_params_set_avail_min(snd_pcm_t *pcm, snd_pcm_sw_params_t *params, snd_pcm_uframes_t val) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_sw_params_set_avail_min, ALSA_FAILED);
+    return real(pcm, params, val);
+}
+int snd_pcm_sw_params_set_start_threshold(snd_pcm_t *pcm, snd_pcm_sw_params_t *params, snd_pcm_uframes_t val) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_sw_params_set_start_threshold, ALSA_FAILED);
+    return real(pcm, params, val);
+}
+snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_uframes_t size) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_writei, ALSA_FAILED);
+    return real(pcm, buffer, size);
+}
+const char *snd_strerror(int errnum) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_strerror, return libraries[FBS_LIBRARY_ALSA].error);
+    return real(errnum);
+}
+int snd_lib_error_set_handler(snd_lib_error_handler_t handler) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_lib_error_set_handler, ALSA_FAILED);
+    return real(handler);
 }

@@ -4,11 +4,11 @@ import Foundation
 import Glibc
 import Testing
 
-/// libcanberra, libevdev, libebur128 and libsoxr are loaded on first use (COptionalLibraries), not
+/// libcanberra, libevdev, libebur128, libsoxr and libasound are loaded on first use (COptionalLibraries), not
 /// linked: checked on the built binary with the dynamic loader's own report (`LD_DEBUG=files`), and
 /// a library that cannot be loaded is named in the error with the package that provides it.
 @Suite struct OptionalLibraryTests {
-    static let optional = ["libcanberra.so.0", "libevdev.so.2", "libebur128.so.1", "libsoxr.so.0"]
+    static let optional = ["libcanberra.so.0", "libevdev.so.2", "libebur128.so.1", "libsoxr.so.0", "libasound.so.2"]
     let directory = TemporaryDirectory()
 
     /// The shared objects the loader opened during a run, from its `LD_DEBUG=files` lines

@@ -1,4 +1,4 @@
-// The C libraries only some commands need (libcanberra, libevdev, libebur128, libsoxr) are loaded
+// The C libraries only some commands need (libcanberra, libevdev, libebur128, libsoxr, libasound) are loaded
 // on their first call, not when the process starts: feedbackctl fire, which needs none of them,
 // starts without mapping them and the eight shared objects they bring (see optional.c).
 #pragma once
@@ -9,6 +9,7 @@ typedef enum {
     FBS_LIBRARY_EVDEV = 1,
     FBS_LIBRARY_EBUR128 = 2,
     FBS_LIBRARY_SOXR = 3,
+    FBS_LIBRARY_ALSA = 4,
 } fbs_optional_library;
 
 /// Why `library` cannot be used ("libcanberra.so.0: cannot open shared object file: …; install
