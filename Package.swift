@@ -22,6 +22,10 @@ let package = Package(
         .systemLibrary(
             name: "CPulse", pkgConfig: "libpulse",
             providers: [.apt(["libpulse-dev"])]),
+        // PipeWire's own client library: PipeWireOutput's pw_stream.
+        .systemLibrary(
+            name: "CPipeWire", pkgConfig: "libpipewire-0.3",
+            providers: [.apt(["libpipewire-0.3-dev", "libspa-0.2-dev"])]),
         .systemLibrary(
             name: "CCanberra", pkgConfig: "libcanberra",
             providers: [.apt(["libcanberra-dev"])]),
@@ -39,7 +43,7 @@ let package = Package(
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
-            dependencies: ["CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "CFeedbackShims"],
+            dependencies: ["CSndFile", "CSoxr", "CPulse", "CPipeWire", "CCanberra", "CEvdev", "CEbur128", "CFeedbackShims"],
             swiftSettings: strict),
         // Sound and SoundManager: the classic player API. A module of its own because its
         // notifications need Foundation's NotificationCenter, and with it ICU; feedbackctl, which

@@ -31,14 +31,15 @@ extension AudioServerSuites {
     /// with what was played.
     @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
     struct EngineTests {
-        let server: PulseAudioTestServer
-        let output: PulseAudioOutput
         let rate = 48_000
 
-        init() throws {
-            server = try PulseAudioTestServer.shared(named: "engine")
-            output = PulseAudioOutput(configuration: .init(server: server.server))
+        /// This suite's server of `kind` (PulseAudio, or PipeWire through pipewire-pulse) and an
+        /// engine connected to it.
+        func rig(_ kind: SoundServerKind) throws -> (server: any SoundTestServer, output: PulseAudioOutput) {
+            let server = try kind.shared(named: "engine")
+            let output = PulseAudioOutput(configuration: .init(server: server.server))
             try output.prepare()
+            return (server, output)
         }
 
         func mono(_ samples: [Float]) -> PCMBuffer { Signal.buffer(samples, channels: 1, rate: rate) }
@@ -55,9 +56,11 @@ extension AudioServerSuites {
 
         /// Plays and waits for the end; returns it, the recording from just before the play, and the
         /// frame at which sound first appeared in it.
-        func playAndRecord(_ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions())
-            throws -> (end: PlaybackEnd, left: [Float], right: [Float], onset: Int)
-        {
+        func playAndRecord(
+            _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(),
+            on rig: (server: any SoundTestServer, output: PulseAudioOutput)
+        ) throws -> (end: PlaybackEnd, left: [Float], right: [Float], onset: Int) {
+            let (server, output) = rig
             let mark = server.recorder.frameCount
             let ends = EndRecorder()
             output.play(buffer, options: options, completion: ends.completion)
@@ -68,9 +71,11 @@ extension AudioServerSuites {
             return (end, server.recorder.channel(0, from: onset), server.recorder.channel(1, from: onset), onset)
         }
 
-        @Test func capturedAudioCorrelatesWithWhatWasPlayed() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func capturedAudioCorrelatesWithWhatWasPlayed(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let sound = chirp(seconds: 0.4)
-            let result = try playAndRecord(sound)
+            let result = try playAndRecord(sound, on: (server, output))
             #expect(result.end == .finished)
             for channel in [result.left, result.right] {
                 let match = Analysis.bestCorrelation(sound.samples, channel, lags: -100...100)
@@ -78,7 +83,9 @@ extension AudioServerSuites {
             }
         }
 
-        @Test func overlappingSoundsSum() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func overlappingSoundsSum(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let low = mono(Signal.sines([500], amplitude: 0.3, seconds: 0.5, rate: rate))
             let high = mono(Signal.sines([1_300], amplitude: 0.3, seconds: 0.5, rate: rate))
             let mark = server.recorder.frameCount
@@ -94,10 +101,12 @@ extension AudioServerSuites {
         }
 
         /// Pan is checked as the balance between the channels; levels are checked by the summing test.
-        @Test(arguments: [(Float(-1), Float(1), Float(0)), (0.5, 0.70710677, 1), (0, 1, 1), (-0.5, 1, 0.70710677)])
-        func panMovesEnergyBetweenChannels(pan: Float, left: Float, right: Float) throws {
+        @Test(arguments: SoundServerKind.testable, [(Float(-1), Float(1), Float(0)), (0.5, 0.70710677, 1), (0, 1, 1), (-0.5, 1, 0.70710677)])
+        func panMovesEnergyBetweenChannels(_ kind: SoundServerKind, balance: (pan: Float, left: Float, right: Float)) throws {
+            let (server, output) = try rig(kind)
+            let (pan, left, right) = balance
             let tone = mono(Signal.sines([800], amplitude: 0.4, seconds: 0.3, rate: rate))
-            let result = try playAndRecord(tone, options: PlaybackOptions(pan: pan))
+            let result = try playAndRecord(tone, options: PlaybackOptions(pan: pan), on: (server, output))
             let l = Analysis.rms(Array(result.left[2_400..<12_000]))
             let r = Analysis.rms(Array(result.right[2_400..<12_000]))
             let louder = max(l, r)
@@ -106,7 +115,9 @@ extension AudioServerSuites {
             #expect(abs(r / louder - Double(right)) < 0.01, "left \(l), right \(r)")
         }
 
-        @Test func fadeOutEndsInSilence() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func fadeOutEndsInSilence(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let tone = mono(Signal.sines([600], amplitude: 0.4, seconds: 0.25, rate: rate))
             let mark = server.recorder.frameCount
             let ends = EndRecorder()
@@ -127,7 +138,9 @@ extension AudioServerSuites {
             #expect(zip(levels, levels.dropFirst()).allSatisfy { $0 > $1 }, "\(levels)")
         }
 
-        @Test func stopCutsWithinOneBuffer() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func stopCutsWithinOneBuffer(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let tone = mono(Signal.sines([700], amplitude: 0.4, seconds: 2, rate: rate))
             let mark = server.recorder.frameCount
             let ends = EndRecorder()
@@ -147,7 +160,9 @@ extension AudioServerSuites {
             #expect(ends.all == [.stopped], "a second stop reports nothing more")
         }
 
-        @Test func finishedMeansTheLastSampleWasPlayed() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func finishedMeansTheLastSampleWasPlayed(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let sound = mono(Signal.sines([900], amplitude: 0.4, seconds: 0.2, rate: rate))
             let mark = server.recorder.frameCount
             let ends = EndRecorder()
@@ -165,7 +180,9 @@ extension AudioServerSuites {
             #expect(time <= lastHeard + 0.05, "reported \((time - lastHeard) * 1000) ms late")
         }
 
-        @Test func sixtyFourConcurrentPlaysCompleteExactlyOnce() {
+        @Test(arguments: SoundServerKind.testable)
+        func sixtyFourConcurrentPlaysCompleteExactlyOnce(_ kind: SoundServerKind) throws {
+            let (_, output) = try rig(kind)
             let beep = mono(Signal.sines([1_000], amplitude: 0.01, seconds: 0.05, rate: rate))
             let recorders = (0..<64).map { _ in EndRecorder() }
             let handles = Mutex<[PlaybackHandle]>([])
@@ -189,7 +206,9 @@ extension AudioServerSuites {
             #expect(recorders.allSatisfy { $0.all.count == 1 })
         }
 
-        @Test func disposingWhilePlayingLetsTheSoundFinish() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func disposingWhilePlayingLetsTheSoundFinish(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let registry = SoundRegistry()
             let sound = chirp(seconds: 0.3)
             let id = try registry.register(samples: sound.samples, sampleRate: rate, channelCount: 1)
@@ -205,16 +224,19 @@ extension AudioServerSuites {
             #expect(match.value >= 0.99)
         }
 
-        @Test func cancellingTheAwaitingTaskStopsTheSound() async throws {
+        @Test(arguments: SoundServerKind.testable)
+        func cancellingTheAwaitingTaskStopsTheSound(_ kind: SoundServerKind) async throws {
+            let (_, output) = try rig(kind)
             let tone = mono(Signal.sines([500], amplitude: 0.2, seconds: 2, rate: rate))
-            let output = self.output
             let task = Task { await output.play(tone) }
             try await Task.sleep(for: .milliseconds(200))
             task.cancel()
             #expect(await task.value == .cancelled)
         }
 
-        @Test func aSoundAtAnotherRateFailsClearly() {
+        @Test(arguments: SoundServerKind.testable)
+        func aSoundAtAnotherRateFailsClearly(_ kind: SoundServerKind) throws {
+            let (_, output) = try rig(kind)
             let ends = EndRecorder()
             output.play(Signal.buffer([0.1, 0.2], channels: 1, rate: 44_100), completion: ends.completion)
             guard case .failed(let error) = ends.wait()?.end else {
@@ -224,7 +246,9 @@ extension AudioServerSuites {
             #expect(error.reason == .unsupportedSound)
         }
 
-        @Test func closesWhenIdleAndReopensOnTheNextPlay() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func closesWhenIdleAndReopensOnTheNextPlay(_ kind: SoundServerKind) throws {
+            let server = try kind.shared(named: "engine")
             let idle = PulseAudioOutput(configuration: .init(server: server.server, idleTimeout: 0.2))
             let beep = mono(Signal.sines([1_000], amplitude: 0.05, seconds: 0.05, rate: rate))
             let first = EndRecorder()
@@ -242,7 +266,9 @@ extension AudioServerSuites {
         /// played then is heard at once, not a queue's length (50 ms) later behind that silence.
         /// Each way a stream comes to be: a play right after it became ready, the play that opens
         /// it, and the first play after the idle close.
-        @Test func theFirstSoundOnANewStreamIsNotQueuedBehindSilence() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func theFirstSoundOnANewStreamIsNotQueuedBehindSilence(_ kind: SoundServerKind) throws {
+            let server = try kind.shared(named: "engine")
             let beep = mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate))
             func onset(_ output: PulseAudioOutput) throws -> Double {
                 let mark = server.recorder.frameCount
@@ -268,7 +294,10 @@ extension AudioServerSuites {
             }
             #expect(idle.statistics.connections == 4)
             // The queue is 50 ms; 20 ms leaves room for a loaded machine and none for that mode.
-            #expect(onsets.allSatisfy { $0 < 0.02 }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
+            // pipewire-pulse does not honour rewrites, so there the engine writes a 20 ms queue in
+            // order and a sound waits behind up to that much, plus the graph's quantum.
+            let limit = kind == .pipeWire ? 0.035 : 0.02
+            #expect(onsets.allSatisfy { $0 < limit }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
         }
 
         @Test func anUnreachableServerFailsEveryPlayOnce() {
@@ -286,7 +315,9 @@ extension AudioServerSuites {
         }
 
         /// Last in the suite: it kills the shared server and starts it again.
-        @Test func serverKilledMidPlayFailsOnceAndTheEngineRecovers() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func serverKilledMidPlayFailsOnceAndTheEngineRecovers(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let tone = mono(Signal.sines([440], amplitude: 0.2, seconds: 3, rate: rate))
             let ends = EndRecorder()
             output.play(tone, completion: ends.completion)
@@ -299,7 +330,7 @@ extension AudioServerSuites {
             #expect(error.reason == .connectionLost)
             try server.restart()
             let sound = chirp(seconds: 0.3)
-            let result = try playAndRecord(sound)
+            let result = try playAndRecord(sound, on: (server, output))
             #expect(result.end == .finished)
             #expect(Analysis.bestCorrelation(sound.samples, result.left, lags: -100...100).value >= 0.99)
             #expect(ends.all.count == 1)
