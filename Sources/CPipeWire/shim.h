@@ -58,3 +58,6 @@ static inline int fb_pw_core_add_listener(struct pw_core *core, struct spa_hook 
 
 /// PW_ID_CORE, the core object's id.
 static const uint32_t fb_pw_id_core = PW_ID_CORE;
+
+/// PW_ID_ANY: let the session manager choose the target.
+static const uint32_t fb_pw_id_any = PW_ID_ANY;

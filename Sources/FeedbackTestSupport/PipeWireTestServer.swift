@@ -24,6 +24,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     public var runtime: String { directory.file("runtime") }
     /// PipeWire's own socket, for a native client (`remote.name`).
     public var socket: String { "\(runtime)/pipewire-0" }
+    public var pipeWireSocket: String? { socket }
     /// pipewire-pulse's socket, as a PulseAudio server address.
     public var server: String { "unix:\(runtime)/pulse/native" }
     public private(set) var recorder: MonitorRecorder!
@@ -164,6 +165,8 @@ public protocol SoundTestServer: AnyObject, Sendable {
     var kind: SoundServerKind { get }
     /// Its PulseAudio address (`unix:…`): the PulseAudio server's, or pipewire-pulse's.
     var server: String { get }
+    /// PipeWire's own socket, for `PipeWireOutput`; nil on PulseAudio.
+    var pipeWireSocket: String? { get }
     /// The recorder on the null sink's monitor; nil for a server made with `recording: false`.
     var recorder: MonitorRecorder! { get }
     /// Kills it (SIGKILL), as a crash would.

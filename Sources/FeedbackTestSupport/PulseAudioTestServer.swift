@@ -24,6 +24,7 @@ public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     /// Whether `start` attaches a recorder.
     public let recording: Bool
     public var kind: SoundServerKind { .pulseAudio }
+    public var pipeWireSocket: String? { nil }
 
     private init(recording: Bool) {
         self.recording = recording
