@@ -7,10 +7,13 @@ enum DevicesCommand: Subcommand {
     static let abstract = "List the sound server, its outputs and the vibrators"
     static let discussion: [Paragraph] = [
         """
-        The audio side is the PulseAudio server the engine plays on (PULSE_SERVER, else the
-        user's socket): its name and version, whether it is pipewire-pulse, and its sinks
-        with their description, sample format and state, the default one marked; then
-        whether libcanberra can play. A server that does not answer within 2 s is reported
+        The audio side is the PulseAudio server (PULSE_SERVER, else the user's socket; on
+        PipeWire, pipewire-pulse): its name and version, whether it is pipewire-pulse, and
+        its sinks with their description, sample format and state, the default one marked;
+        then whether libcanberra can play; then the output sounds go to and why:
+        FEEDBACKSERVICES_OUTPUT (pipewire, pulseaudio, alsa or canberra) when set, PulseAudio
+        when PULSE_SERVER names a server, PipeWire when its daemon answers, PulseAudio
+        otherwise. A server that does not answer within 2 s is reported
         as absent, with the reason.
         """,
         """
@@ -24,7 +27,8 @@ enum DevicesCommand: Subcommand {
     static let vibrators = Option("--vibrators", help: "List only the vibrators")
     static let json = Option.json(
         """
-        Print one JSON object: {"version", "audio": {"server": {"name",
+        Print one JSON object: {"version", "output": {"kind", "reason"},
+        "audio": {"server": {"name",
         "version", "address", "pipewire"}, "sinks": [{"name",
         "description", "default", "format", "rate", "channels",
         "state"}]}, "canberra": {"available", "error"}, "vibrators":
@@ -53,11 +57,19 @@ enum DevicesCommand: Subcommand {
     /// What `--json` prints: each side's members only when that side was listed; a side that
     /// could not be listed is null, and its error says why.
     struct Report: Encodable {
+        var output: Output?
         var audio: Nullable<Audio>?
         var audioError: String?
         var canberra: Canberra?
         var vibrators: Nullable<[Vibrator]>?
         var vibratorsError: String?
+
+        /// The output `AudioOutputSelection.automatic()` tries first; kind null when
+        /// FEEDBACKSERVICES_OUTPUT names none.
+        struct Output: Encodable {
+            let kind: String?
+            let reason: String
+        }
 
         struct Audio: Encodable {
             let server: Server
@@ -142,6 +154,9 @@ enum DevicesCommand: Subcommand {
                 report.canberra = Report.Canberra(available: false, error: error.description)
                 text += ["libcanberra: not available", "  \(error.description)"]
             }
+            let choice = AudioOutputSelection.choice(environment: parser.environment)
+            report.output = Report.Output(kind: choice.kind?.rawValue, reason: choice.reason)
+            text.append("Output: \(choice.kind?.rawValue ?? "none") (\(choice.reason))")
         }
 
         if !audioOnly {

@@ -53,6 +53,9 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     private var connectStarted = 0.0
     private var idleSince: Double?
     private var wasStreaming = false
+    /// A failure a stream or core callback reported: handled by `service()`, outside the callback,
+    /// because destroying the stream or the core from inside its own event crashes libpipewire.
+    private var reportedFailure: PlaybackError?
 
     // Data thread.
     private var timeline: Timeline
@@ -98,7 +101,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             // -EPIPE on the core: the daemon went away.
             guard id == fb_pw_id_core, result == -EPIPE else { return }
             let engine = Unmanaged<PipeWireEngine>.fromOpaque(data!).takeUnretainedValue()
-            engine.fail(.connectionLost, detail: message.map { String(cString: $0) })
+            engine.report(PlaybackError(.connectionLost, detail: message.map { String(cString: $0) }))
         }
         return events
     }()
@@ -274,6 +277,10 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
 
     /// Runs on the loop thread when an API thread or the data thread signalled it.
     private func service() {
+        if let failure = reportedFailure {
+            reportedFailure = nil
+            if stream != nil || pwCore != nil { fail(failure.reason, detail: failure.detail) }
+        }
         deliverEnds()
         let (state, wanted) = shared.withLock { ($0.state, !$0.commands.isEmpty || !$0.readyWaiters.isEmpty) }
         if state == .closed && wanted { connect() }
@@ -354,13 +361,13 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             }
             waiters.forEach { $0.signal() }
         case PW_STREAM_STATE_ERROR:
-            fail(wasStreaming ? .connectionLost : .serverUnavailable, detail: stream.map { stream in
+            report(PlaybackError(wasStreaming ? .connectionLost : .serverUnavailable, detail: stream.map { stream in
                 var error: UnsafePointer<CChar>?
                 _ = pw_stream_get_state(stream, &error)
                 return error.map { String(cString: $0) } ?? ""
-            })
+            }))
         case PW_STREAM_STATE_UNCONNECTED:
-            if wasStreaming { fail(.connectionLost, detail: "the stream was disconnected") }
+            if wasStreaming { report(PlaybackError(.connectionLost, detail: "the stream was disconnected")) }
         default:
             break
         }
@@ -394,6 +401,12 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         }
     }
 
+    /// Notes a failure from inside a libpipewire callback and has the loop handle it next.
+    private func report(_ failure: PlaybackError) {
+        if reportedFailure == nil { reportedFailure = failure }
+        wakeLoop()
+    }
+
     /// Closes the connection and fails every play with `reason`.
     private func fail(_ reason: PlaybackError.Reason, detail: String?) {
         deliverEnds()
@@ -413,6 +426,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             pw_core_disconnect(pwCore)
             self.pwCore = nil
         }
+        reportedFailure = nil
         // No stream: the data thread's fields are ours now.
         timeline.removeAll()
         pendingEnds.removeAll(keepingCapacity: true)
