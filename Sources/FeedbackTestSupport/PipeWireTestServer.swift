@@ -29,13 +29,16 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     public var server: String { "unix:\(runtime)/pulse/native" }
     public private(set) var recorder: MonitorRecorder!
     public let recording: Bool
+    /// The smallest graph quantum, in frames, when one is forced (`default.clock.min-quantum`).
+    public let minimumQuantum: Int?
     public var kind: SoundServerKind { .pipeWire }
     /// The session bus (leader of the process group), and pipewire, wireplumber, pipewire-pulse.
     private var bus: pid_t = 0
     private var daemons: [pid_t] = []
 
-    private init(recording: Bool) {
+    private init(recording: Bool, minimumQuantum: Int?) {
         self.recording = recording
+        self.minimumQuantum = minimumQuantum
     }
 
     /// Whether the programs it needs are installed.
@@ -51,13 +54,17 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     private static let instances = Mutex<[String: PipeWireTestServer]>([:])
 
     /// The server named `name`, started on first use and killed when the test process exits.
-    public static func shared(named name: String = "default", recording: Bool = true) throws -> PipeWireTestServer {
+    /// `minimumQuantum` forces the graph to run at least that many frames per cycle: without
+    /// real-time scheduling (none here), a 2 or 5 ms cycle glitches when the machine is busy.
+    public static func shared(
+        named name: String = "default", recording: Bool = true, minimumQuantum: Int? = nil
+    ) throws -> PipeWireTestServer {
         try instances.withLock { instances in
             if let instance = instances[name] { return instance }
             guard available else {
                 throw TestFailure("pipewire, wireplumber, pipewire-pulse, dbus-daemon and parec are needed (scripts/setup installs them)")
             }
-            let server = PipeWireTestServer(recording: recording)
+            let server = PipeWireTestServer(recording: recording, minimumQuantum: minimumQuantum)
             try server.start()
             if instances.isEmpty {
                 atexit {
@@ -107,7 +114,8 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
         for path in ["config", "config/pipewire", "config/pipewire/pipewire.conf.d", "state"] {
             mkdir(directory.file(path), 0o700)
         }
-        let null = """
+        let quantum = minimumQuantum.map { "context.properties = { default.clock.min-quantum = \($0) }\n" } ?? ""
+        let null = quantum + """
             context.objects = [
               { factory = adapter
                 args = { factory.name = support.null-audio-sink node.name = "\(Self.sink)"

@@ -1,12 +1,12 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|pipewire]
 import FeedbackServices
 import FoundationEssentials
 import Glibc
 
 var iterations = 15
-let figures = ["registration", "volume", "engine", "start", "command"]
+let figures = ["registration", "volume", "engine", "start", "command", "pipewire"]
 var only: Set<String> = Set(figures)
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
@@ -57,4 +57,8 @@ if only.contains("start") {
 if only.contains("command") {
     print("")
     CommandBenchmark(plays: max(30, iterations * 2)).run()
+}
+if only.contains("pipewire") {
+    print("")
+    PipeWireBenchmark(directory: workDirectory, plays: max(100, iterations * 2)).run()
 }

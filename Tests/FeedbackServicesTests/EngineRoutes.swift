@@ -18,6 +18,19 @@ enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The server it plays to.
     var server: SoundServerKind { self == .pulseAudio ? .pulseAudio : .pipeWire }
 
+    /// The smallest graph cycle, in frames, of the PipeWire that PipeWireOutput is tested on
+    /// (10.7 ms): without real-time scheduling (none here), the 2 ms cycle the recorder asks for
+    /// glitches while other builds load the machine. pipewire-pulse keeps the default (its
+    /// engine queue of 20 ms underruns at longer cycles); feedbackbench measures the default.
+    static let pipeWireQuantum = 512
+
+    /// The suite's shared server for this route, named `name`.
+    func server(named name: String) throws -> any SoundTestServer {
+        self == .pipeWire
+            ? try PipeWireTestServer.shared(named: "\(name)-native", minimumQuantum: Self.pipeWireQuantum)
+            : try server.shared(named: name)
+    }
+
     /// A new output on `server`, not connected yet.
     func output(on server: any SoundTestServer, idleTimeout: Double = 10) -> any EngineOutput {
         switch self {

@@ -35,7 +35,7 @@ extension AudioServerSuites {
 
         /// This suite's server for `route` and an engine connected to it.
         func rig(_ route: EngineRoute) throws -> (server: any SoundTestServer, output: any EngineOutput) {
-            let server = try route.server.shared(named: "engine")
+            let server = try route.server(named: "engine")
             let output = route.output(on: server)
             try output.prepare(timeout: 2)
             return (server, output)
@@ -247,7 +247,7 @@ extension AudioServerSuites {
 
         @Test(arguments: EngineRoute.testable)
         func closesWhenIdleAndReopensOnTheNextPlay(_ route: EngineRoute) throws {
-            let server = try route.server.shared(named: "engine")
+            let server = try route.server(named: "engine")
             let idle = route.output(on: server, idleTimeout: 0.2)
             let beep = mono(Signal.sines([1_000], amplitude: 0.05, seconds: 0.05, rate: rate))
             let first = EndRecorder()
@@ -267,7 +267,7 @@ extension AudioServerSuites {
         /// it, and the first play after the idle close.
         @Test(arguments: EngineRoute.testable)
         func theFirstSoundOnANewStreamIsNotQueuedBehindSilence(_ route: EngineRoute) throws {
-            let server = try route.server.shared(named: "engine")
+            let server = try route.server(named: "engine")
             let beep = mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate))
             func onset(_ output: any EngineOutput) throws -> Double {
                 let mark = server.recorder.frameCount
@@ -295,7 +295,9 @@ extension AudioServerSuites {
             // The queue is 50 ms; 20 ms leaves room for a loaded machine and none for that mode.
             // pipewire-pulse does not honour rewrites, so there the engine writes a 20 ms queue in
             // order and a sound waits behind up to that much, plus the graph's quantum.
-            let limit = route == .pulseAudioOnPipeWire ? 0.035 : 0.02
+            // PipeWireOutput: within a graph cycle (`pipeWireQuantum`) and a little.
+            let cycle = Double(EngineRoute.pipeWireQuantum) / 48_000
+            let limit = route == .pulseAudio ? 0.02 : route == .pipeWire ? 0.01 + cycle : 0.035
             #expect(onsets.allSatisfy { $0 < limit }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
         }
 

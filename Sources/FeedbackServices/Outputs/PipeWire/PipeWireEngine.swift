@@ -186,32 +186,20 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        let voice: (samples: VoiceSamples, offset: Int64)
-        do {
-            voice = try source.samples(
-                at: configuration.sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
-        } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+        startVoice(
+            source, from: offset, sampleRate: configuration.sampleRate, options: options, queue: queue,
+            completion: completion
+        ) { id, handle, start in
+            let state = shared.withLock { shared -> ConnectionState? in
+                guard !shared.closed else { return nil }
+                shared.handles[id] = handle
+                shared.commands.append(start)
+                return shared.state
+            }
+            // Connecting or streaming: the process callback takes it at the next quantum.
+            if state == .closed { wakeLoop() }
+            return state != nil
         }
-        let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
-        let state = shared.withLock { shared -> ConnectionState? in
-            guard !shared.closed else { return nil }
-            shared.handles[id] = handle
-            shared.commands.append(.start(id: id, samples: voice.samples, offset: voice.offset, options: options))
-            return shared.state
-        }
-        switch state {
-        case nil:
-            voice.samples.cancel()
-            handle.end(.failed(PlaybackError(.outputClosed)))
-        case .closed:
-            wakeLoop()
-        case .connecting, .ready:
-            // The process callback takes it at the next quantum.
-            break
-        }
-        return handle
     }
 
     /// Queues `command` for the process callback, which applies it to the next buffer.

@@ -130,28 +130,19 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        let voice: (samples: VoiceSamples, offset: Int64)
-        do {
-            voice = try source.samples(
-                at: configuration.sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
-        } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+        startVoice(
+            source, from: offset, sampleRate: configuration.sampleRate, options: options, queue: queue,
+            completion: completion
+        ) { id, handle, start in
+            let accepted = shared.withLock { shared in
+                guard !shared.closed else { return false }
+                shared.handles[id] = handle
+                shared.commands.append(start)
+                return true
+            }
+            if accepted { wake.signal() }
+            return accepted
         }
-        let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
-        let accepted = shared.withLock { shared in
-            guard !shared.closed else { return false }
-            shared.handles[id] = handle
-            shared.commands.append(.start(id: id, samples: voice.samples, offset: voice.offset, options: options))
-            return true
-        }
-        guard accepted else {
-            voice.samples.cancel()
-            handle.end(.failed(PlaybackError(.outputClosed)))
-            return handle
-        }
-        wake.signal()
-        return handle
     }
 
     /// Queues `command` for the mainloop, which applies it at the read position.
