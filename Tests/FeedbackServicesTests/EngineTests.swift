@@ -82,6 +82,26 @@ extension AudioServerSuites {
             }
         }
 
+        /// A streamed file (decoded ahead by a feeder, read from a ring by the mixer) plays as the
+        /// same sound in memory would, from the offset asked for.
+        @Test(arguments: EngineRoute.testable)
+        func aStreamedFilePlaysFromItsOffset(_ route: EngineRoute) throws {
+            let (server, output) = try rig(route)
+            let sound = chirp(seconds: 0.6)
+            let directory = TemporaryDirectory()
+            let path = directory.file("chirp.wav")
+            try SoundFileWriter.write(sound, to: path, format: .wavFloat)
+            let mark = server.recorder.frameCount
+            let ends = EndRecorder()
+            output.play(.streamed(fileAt: path), from: 0.2, options: PlaybackOptions(), queue: .global(), completion: ends.completion)
+            #expect(ends.wait()?.end == .finished)
+            server.recorder.wait(seconds: 0.05)
+            let onset = try #require(server.recorder.firstSound(after: mark))
+            let tail = Array(sound.samples[9_600...])
+            let match = Analysis.bestCorrelation(tail, server.recorder.channel(0, from: onset), lags: -100...100)
+            #expect(match.value >= 0.99, "correlation \(match.value) at lag \(match.lag)")
+        }
+
         @Test(arguments: EngineRoute.testable)
         func overlappingSoundsSum(_ route: EngineRoute) throws {
             let (server, output) = try rig(route)
