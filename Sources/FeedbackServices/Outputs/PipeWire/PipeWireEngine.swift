@@ -119,7 +119,11 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         threadLoop = pw_thread_loop_new("feedbackservices-pw", nil)!
         loop = pw_thread_loop_get_loop(threadLoop)!
         pw_thread_loop_lock(threadLoop)
-        context = pw_context_new(loop, nil, 0)!
+        // client-rt.conf, as pw-play uses: the plain client.conf does not load module-rt, and the
+        // data thread that runs the process callback would then never ask for real-time priority.
+        let contextProperties = fb_pw_properties_new()
+        pw_properties_set(contextProperties, "config.name", "client-rt.conf")
+        context = pw_context_new(loop, contextProperties, 0)!
         let data = Unmanaged.passUnretained(self).toOpaque()
         wakeSource = fb_pw_loop_add_event(loop, { data, _ in
             Unmanaged<PipeWireEngine>.fromOpaque(data!).takeUnretainedValue().service()
