@@ -117,7 +117,7 @@ public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     }
 }
 
-/// Records the null sink's monitor (`parec --latency-msec=2` by default) into memory, stamping each chunk
+/// Records the null sink's monitor (`parec --latency-msec=2`) into memory, stamping each chunk
 /// with CLOCK_MONOTONIC as it arrives.
 public final class MonitorRecorder: @unchecked Sendable {
     // Locking rule: `state` is a Mutex; `pid`, `fd` and `thread` are set in init and read in stop.
@@ -138,14 +138,13 @@ public final class MonitorRecorder: @unchecked Sendable {
     public static var reservedBytes: Int { reserved.load(ordering: .relaxed) }
     private var thread: FeedbackServices.Thread?
 
-    /// Records `sink`'s monitor on `server`, asking for `latency` milliseconds of capture latency.
-    public init(server: String, sink: String, environment: [String], latency: Int = 2) throws {
+    public init(server: String, sink: String, environment: [String]) throws {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw TestFailure("pipe failed") }
         pid = try spawn(
             "/usr/bin/parec",
             [
-                "--server=\(server)", "--latency-msec=\(latency)", "--device=\(sink).monitor", "--format=float32le",
+                "--server=\(server)", "--latency-msec=2", "--device=\(sink).monitor", "--format=float32le",
                 "--rate=48000", "--channels=2", "--raw",
             ], environment: environment, stdout: fds[1])
         close(fds[1])
