@@ -26,6 +26,10 @@ let package = Package(
         .systemLibrary(name: "CSoxr"),
         .systemLibrary(name: "CCanberra"),
         .systemLibrary(name: "CEvdev"),
+        // PipeWire's own client library: PipeWireOutput's pw_stream.
+        .systemLibrary(
+            name: "CPipeWire", pkgConfig: "libpipewire-0.3",
+            providers: [.apt(["libpipewire-0.3-dev", "libspa-0.2-dev"])]),
         // EBU R128 loudness measurement, for normalising registered sounds to a target in LUFS.
         .systemLibrary(name: "CEbur128"),
         .target(name: "COptionalLibraries"),
@@ -40,7 +44,7 @@ let package = Package(
         .target(
             name: "FeedbackServices",
             dependencies: [
-                "CSndFile", "CSoxr", "CPulse", "CCanberra", "CEvdev", "CEbur128", "CALSA", "COptionalLibraries",
+                "CSndFile", "CSoxr", "CPulse", "CPipeWire", "CCanberra", "CEvdev", "CEbur128", "CALSA", "COptionalLibraries",
                 "CFeedbackShims",
             ],
             swiftSettings: strict),

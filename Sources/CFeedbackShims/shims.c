@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <spawn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,4 +94,8 @@ long fbs_uevent_receive(int fd, void *buffer, unsigned long size) {
     ssize_t received = recvmsg(fd, &message, 0);
     if (received < 0) return -1;
     return sender.nl_pid == 0 ? (long)received : 0;
+}
+
+int fbs_spawn_close_from(void *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }

@@ -94,6 +94,7 @@ public final class ChildProcess: @unchecked Sendable {
         }
         posix_spawn_file_actions_addopen(&actions, 1, directory.file("out"), O_WRONLY | O_CREAT, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, directory.file("err"), O_WRONLY | O_CREAT, 0o600)
+        System.closeInheritedDescriptors(&actions)
         // A child of a pool thread would inherit its blocked signals; start it as a shell would.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

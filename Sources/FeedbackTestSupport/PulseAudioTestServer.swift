@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Each suite that records uses its own server (`shared(named:)`) and is `.serialized`, because
 /// its tests share that server's recording.
-public final class PulseAudioTestServer: @unchecked Sendable {
+public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     // Locking rule: `pid` and `recorder` change only in `start`/`kill`/`restart`, which the
     // serialized suites call from one test at a time (as they do `stop`/`resume`).
     public static let sink = "fbtest"
@@ -23,6 +23,8 @@ public final class PulseAudioTestServer: @unchecked Sendable {
     public private(set) var recorder: MonitorRecorder!
     /// Whether `start` attaches a recorder.
     public let recording: Bool
+    public var kind: SoundServerKind { .pulseAudio }
+    public var pipeWireSocket: String? { nil }
 
     private init(recording: Bool) {
         self.recording = recording
@@ -244,10 +246,16 @@ public struct TestFailure: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Starts a program with the given environment; its stdout goes to `stdout` or /dev/null.
+/// Starts a program with the given environment; its stdout goes to `stdout`, or with its stderr
+/// to the file `log`, or to /dev/null. With `processGroup`, it joins that process group (0: it
+/// leads a new one, whose ID is its own), so that a server made of several processes can be
+/// ended with one signal to the group.
 ///
 /// A watchdog kills the program once this process is gone (`killWhenTestsEnd`).
-public func spawn(_ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil) throws -> pid_t {
+public func spawn(
+    _ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil, log: String? = nil,
+    processGroup: pid_t? = nil
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -255,9 +263,21 @@ public func spawn(_ path: String, _ arguments: [String], environment: [String], 
     if let stdout {
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
     } else {
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)
     }
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    if let log {
+        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
+    System.closeInheritedDescriptors(&actions)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    if let processGroup {
+        posix_spawnattr_setpgroup(&attributes, processGroup)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+    }
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup($0) } + [nil]
     defer {
@@ -265,7 +285,7 @@ public func spawn(_ path: String, _ arguments: [String], environment: [String], 
         envp.forEach { free($0) }
     }
     var pid: pid_t = 0
-    let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
     guard result == 0 else { throw TestFailure("cannot start \(path): \(Errno(rawValue: result))") }
     killWhenTestsEnd(pid)
     return pid
@@ -287,6 +307,7 @@ private func startOrphan(_ path: String, _ arguments: [String]) throws {
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+    System.closeInheritedDescriptors(&actions)
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0

@@ -38,8 +38,9 @@ func repeatMeasure(_ count: Int, _ body: () throws -> Void) rethrows -> Timings 
     return Timings(samples: samples)
 }
 
-/// Runs a program to completion, its output discarded; fails loudly if it cannot be run.
-func runProgram(_ path: String, _ arguments: [String]) -> Int32 {
+/// Runs a program to completion, its output discarded, in this process's environment or in
+/// `environment` (`NAME=value` entries); returns -1 if it cannot be run.
+func runProgram(_ path: String, _ arguments: [String], environment: [String]? = nil) -> Int32 {
     var pid: pid_t = 0
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
@@ -48,7 +49,10 @@ func runProgram(_ path: String, _ arguments: [String]) -> Int32 {
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    guard posix_spawnp(&pid, path, &actions, nil, argv, environ) == 0 else { return -1 }
+    let envp = environment.map { $0.map { strdup($0) } + [nil] }
+    defer { envp?.forEach { free($0) } }
+    let spawned = envp.map { posix_spawnp(&pid, path, &actions, nil, argv, $0) } ?? posix_spawnp(&pid, path, &actions, nil, argv, environ)
+    guard spawned == 0 else { return -1 }
     guard let (_, status) = try? System.waitpid(pid) else { return -1 }
     return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
 }

@@ -1,12 +1,12 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon|pipewire]
 import FeedbackServices
 import FoundationEssentials
 import Glibc
 
 var iterations = 15
-let figures = ["registration", "volume", "engine", "start", "command", "daemon"]
+let figures = ["registration", "volume", "engine", "start", "command", "daemon", "pipewire"]
 var only: Set<String> = Set(figures)
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
@@ -61,4 +61,8 @@ if only.contains("command") {
 if only.contains("daemon") {
     print("")
     DaemonBenchmark(triggers: max(100, iterations * 2)).run()
+}
+if only.contains("pipewire") {
+    print("")
+    PipeWireBenchmark(directory: workDirectory, plays: max(100, iterations * 2)).run()
 }

@@ -44,6 +44,7 @@ import Testing
         #expect(["running", "idle", "suspended"].contains(sink["state"] as? String ?? ""))
         #expect((object["canberra"] as? [String: Any])?["available"] as? Bool == true)
         #expect(object["audioError"] == nil)
+        #expect((object["output"] as? [String: Any])?["kind"] as? String == "pulseaudio", "PULSE_SERVER names one")
         #expect((object["vibrators"] as? [Any])?.isEmpty == true)
         #expect((object["leds"] as? [Any])?.isEmpty == true)
 

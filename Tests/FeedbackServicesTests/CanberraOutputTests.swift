@@ -9,15 +9,15 @@ extension AudioServerSuites {
     /// libcanberra against a real PulseAudio server: what it played is recorded from the monitor.
     @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
     struct CanberraOutputTests {
-        let server: PulseAudioTestServer
-        let output: CanberraOutput
         let cache = TemporaryDirectory()
 
-        init() throws {
-            server = try PulseAudioTestServer.shared(named: "canberra")
+        /// This suite's server of `kind` (PulseAudio, or PipeWire through pipewire-pulse) and
+        /// libcanberra playing to it.
+        func rig(_ kind: SoundServerKind) throws -> (server: any SoundTestServer, output: CanberraOutput) {
+            let server = try kind.shared(named: "canberra")
             // libcanberra's PulseAudio backend connects to the default server, which PULSE_SERVER names.
             setenv("PULSE_SERVER", server.server, 1)
-            output = try CanberraOutput(cacheDirectory: cache.file("cache"))
+            return (server, try CanberraOutput(cacheDirectory: cache.file("cache")))
         }
 
         func chirp() -> PCMBuffer {
@@ -28,7 +28,9 @@ extension AudioServerSuites {
             }, channels: 1, rate: 48_000)
         }
 
-        @Test func playsAFileAndTheRecordingMatches() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func playsAFileAndTheRecordingMatches(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let sound = chirp()
             let path = cache.file("chirp.wav")
             try SoundFileWriter.write(sound, to: path, format: .wav16)
@@ -43,7 +45,9 @@ extension AudioServerSuites {
             #expect(ends.all == [.finished])
         }
 
-        @Test func playsABufferThroughTheCacheAndTheSampleCache() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func playsABufferThroughTheCacheAndTheSampleCache(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let sound = chirp()
             for _ in 0..<2 {
                 let mark = server.recorder.frameCount
@@ -58,7 +62,9 @@ extension AudioServerSuites {
             #expect(cached == ["feedbackservices-\(CanberraOutput.fingerprint(sound)).wav"], "written once, as WAV")
         }
 
-        @Test func stopCancelsAndReportsOnce() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func stopCancelsAndReportsOnce(_ kind: SoundServerKind) throws {
+            let (_, output) = try rig(kind)
             let long = Signal.buffer(Signal.sines([500], amplitude: 0.2, seconds: 3, rate: 48_000), channels: 1, rate: 48_000)
             let ends = EndRecorder()
             let handle = output.play(long, completion: ends.completion)
@@ -70,7 +76,9 @@ extension AudioServerSuites {
             #expect(ends.all == [.stopped])
         }
 
-        @Test func aFileLibcanberraCannotReadFailsOnce() {
+        @Test(arguments: SoundServerKind.testable)
+        func aFileLibcanberraCannotReadFailsOnce(_ kind: SoundServerKind) throws {
+            let (_, output) = try rig(kind)
             let ends = EndRecorder()
             output.play(fileAt: "/nonexistent/sound.wav", completion: ends.completion)
             guard case .failed(let error) = ends.wait()?.end else {
@@ -85,7 +93,9 @@ extension AudioServerSuites {
             #expect(ends.all.count == 1)
         }
 
-        @Test func volumeIsSentInDecibels() throws {
+        @Test(arguments: SoundServerKind.testable)
+        func volumeIsSentInDecibels(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
             let tone = Signal.buffer(Signal.sines([800], amplitude: 0.4, seconds: 0.3, rate: 48_000), channels: 1, rate: 48_000)
             let mark = server.recorder.frameCount
             let ends = EndRecorder()
@@ -94,7 +104,13 @@ extension AudioServerSuites {
             let onset = try #require(server.recorder.firstSound(after: mark, threshold: 0.005))
             let middle = Array(server.recorder.channel(0, from: onset)[2_400..<9_600])
             let level = Analysis.amplitude(of: 800, in: middle, rate: 48_000)
-            #expect(abs(level - 0.2) < 0.02, "heard amplitude \(level) for 0.4 × 0.5")
+            // Measured: pipewire-pulse 0.3.65 plays libcanberra's sounds at full level whatever
+            // volume the play asks for (heard 0.4 for 0.4 × 0.5).
+            withKnownIssue("pipewire-pulse ignores libcanberra's volume") {
+                #expect(abs(level - 0.2) < 0.02, "heard amplitude \(level) for 0.4 × 0.5")
+            } when: {
+                kind == .pipeWire
+            }
         }
     }
 }

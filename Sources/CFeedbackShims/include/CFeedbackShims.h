@@ -91,3 +91,11 @@ int fbs_uevent_socket(void);
 /// datagram some process rather than the kernel sent (it is dropped, so nothing can forge a device);
 /// -1 with `errno` set (`EAGAIN` when none is waiting).
 long fbs_uevent_receive(int fd, void *buffer, unsigned long size);
+
+/// `posix_spawn_file_actions_addclosefrom_np` (a GNU extension): the child closes every
+/// descriptor from `from` up, so that it holds none of its parent's pipes open (a test's sound
+/// server that kept `swift test`'s event pipe cut the run's output short).
+/// `actions` is a `posix_spawn_file_actions_t *` (untyped here: Swift would give the type to this
+/// module rather than Glibc).
+int fbs_spawn_close_from(void *actions, int from);
+

@@ -8,12 +8,15 @@ enum DevicesCommand: Subcommand {
     static let abstract = "List the sound server, its outputs, the vibrators and the LEDs"
     static let discussion: [Paragraph] = [
         """
-        The audio side is the PulseAudio server the engine plays on (PULSE_SERVER, else the
-        user's socket): its name and version, whether it is pipewire-pulse, and its sinks
-        with their description, sample format and state, the default one marked; then
-        whether libcanberra can play. A server that does not answer within 2 s is reported
-        as absent, with the reason. Then the ALSA sound cards and the PCMs that play, which
-        --pcm NAME (or FEEDBACKSERVICES_ALSA_PCM) chooses among when there is no server.
+        The audio side is the PulseAudio server (PULSE_SERVER, else the user's socket; on
+        PipeWire, pipewire-pulse): its name and version, whether it is pipewire-pulse, and
+        its sinks with their description, sample format and state, the default one marked;
+        then whether libcanberra can play; then the ALSA sound cards and the PCMs that play,
+        which --pcm NAME (or FEEDBACKSERVICES_ALSA_PCM) chooses among when there is no
+        server; then the output sounds go to and why: FEEDBACKSERVICES_OUTPUT (pipewire,
+        pulseaudio, alsa or canberra) when set, PulseAudio when PULSE_SERVER names a server,
+        PipeWire when its daemon answers, PulseAudio otherwise, ALSA when no server answers.
+        A server that does not answer within 2 s is reported as absent, with the reason.
         """,
         """
         A vibrator is an evdev device (/dev/input/event*) with force feedback: rumble or periodic
@@ -34,7 +37,8 @@ enum DevicesCommand: Subcommand {
     static let leds = Option("--leds", help: "List only the LEDs")
     static let json = Option.json(
         """
-        Print one JSON object: {"version", "audio": {"server": {"name",
+        Print one JSON object: {"version", "output": {"kind", "reason"},
+        "audio": {"server": {"name",
         "version", "address", "pipewire"}, "sinks": [{"name",
         "description", "default", "format", "rate", "channels",
         "state"}]}, "canberra": {"available", "error"}, "alsa": {"cards":
@@ -69,6 +73,7 @@ enum DevicesCommand: Subcommand {
     /// What `--json` prints: each side's members only when that side was listed; a side that
     /// could not be listed is null, and its error says why.
     struct Report: Encodable {
+        var output: Output?
         var audio: Nullable<Audio>?
         var audioError: String?
         var canberra: Canberra?
@@ -78,6 +83,13 @@ enum DevicesCommand: Subcommand {
         var leds: Nullable<[LEDCommand.ListReport.LED]>?
         var ledsError: String?
         var service: DaemonRoute.State?
+
+        /// The output `AudioOutputSelection.automatic()` tries first; kind null when
+        /// FEEDBACKSERVICES_OUTPUT names none.
+        struct Output: Encodable {
+            let kind: String?
+            let reason: String
+        }
 
         struct Audio: Encodable {
             let server: Server
@@ -183,6 +195,9 @@ enum DevicesCommand: Subcommand {
             let alsa = ALSADeviceList.current()
             report.alsa = alsaReport(alsa)
             text += alsaText(alsa)
+            let choice = AudioOutputSelection.choice(environment: parser.environment)
+            report.output = Report.Output(kind: choice.kind?.rawValue, reason: choice.reason)
+            text.append("Output: \(choice.kind?.rawValue ?? "none") (\(choice.reason))")
         }
 
         if !audioOnly && !vibratorsOnly && !ledsOnly {

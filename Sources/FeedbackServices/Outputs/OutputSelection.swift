@@ -3,37 +3,102 @@ import Glibc
 
 /// Choosing where sounds go.
 public enum AudioOutputSelection {
-    /// The automatic choice: the engine when a PulseAudio server answers within `timeout` seconds;
-    /// else the engine on the ALSA PCM `alsaDevice(environment:)` names, when it opens.
+    /// The outputs `automatic()` can choose, by the name `FEEDBACKSERVICES_OUTPUT` gives them.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// `PipeWireOutput`: the engine on PipeWire's own protocol.
+        case pipeWire = "pipewire"
+        /// `PulseAudioOutput`: the engine on a PulseAudio server (or pipewire-pulse).
+        case pulseAudio = "pulseaudio"
+        /// `ALSAOutput`: the engine on an ALSA PCM, with no sound server.
+        case alsa
+        /// `CanberraOutput`: libcanberra, with the desktop's own settings.
+        case canberra
+    }
+
+    /// The environment variable that forces one output: `pipewire`, `pulseaudio`, `alsa` or `canberra`.
+    public static let environmentVariable = "FEEDBACKSERVICES_OUTPUT"
+
+    /// Which output `automatic()` would try first here, and why, without connecting to anything
+    /// but PipeWire's socket (a connect and close: well under a millisecond).
+    ///
+    /// The order: `FEEDBACKSERVICES_OUTPUT` when set; PulseAudio when a PulseAudio server is named
+    /// (`server`, or `PULSE_SERVER`); PipeWire when its socket (`PIPEWIRE_REMOTE`, else
+    /// `$XDG_RUNTIME_DIR/pipewire-0`) takes a connection; PulseAudio otherwise. `automatic()`
+    /// falls back to ALSA (`alsaDevice(environment:)`) when no sound server answers.
+    /// - Returns: the kind and a sentence saying why; `nil` kind with the reason when the variable
+    ///   names no known output.
+    public static func choice(
+        server: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (kind: Kind?, reason: String) {
+        if let forced = environment[environmentVariable], !forced.isEmpty {
+            guard let kind = Kind(rawValue: forced.lowercased()) else {
+                let known = Kind.allCases.map(\.rawValue).joined(separator: ", ")
+                return (nil, "\(environmentVariable)=\(forced) names no output (known: \(known))")
+            }
+            return (kind, "forced by \(environmentVariable)=\(forced)")
+        }
+        if let server { return (.pulseAudio, "a PulseAudio server was named (\(server))") }
+        if let variable = environment["PULSE_SERVER"], !variable.isEmpty {
+            return (.pulseAudio, "PULSE_SERVER names a PulseAudio server (\(variable))")
+        }
+        let socket = pipeWireSocket(environment: environment)
+        if answers(socket) { return (.pipeWire, "a PipeWire daemon answers at \(socket)") }
+        return (.pulseAudio, "no PipeWire daemon answers at \(socket)")
+    }
+
+    /// The automatic choice (see `choice(server:environment:)`), connected and ready so the first
+    /// sound starts at once. When PipeWire was chosen but its stream does not start within
+    /// `timeout`, the PulseAudio engine (through pipewire-pulse, say) is tried next; when no sound
+    /// server answers, the engine on the ALSA PCM `alsaDevice(environment:)` names. An output
+    /// forced by `FEEDBACKSERVICES_OUTPUT` is the only one tried.
     ///
     /// - Parameters:
-    ///   - server: a server address; nil for `PULSE_SERVER`, then the user's socket
-    ///     (`$XDG_RUNTIME_DIR/pulse/native`).
-    ///   - timeout: how long to wait for the server, in seconds.
-    ///   - environment: used only to say, in the error, where the server was looked for; libpulse
-    ///     itself reads the process's environment.
-    /// - Returns: the engine, connected and ready, so the first sound starts at once.
+    ///   - server: a PulseAudio server address; nil for `PULSE_SERVER`, then PipeWire, then the
+    ///     user's PulseAudio socket (`$XDG_RUNTIME_DIR/pulse/native`).
+    ///   - timeout: how long to wait for each output, in seconds.
+    ///   - environment: where the choice is read; libpulse and libpipewire themselves read the
+    ///     process's environment.
     /// - Throws: `PlaybackError` `.noAudioOutput`, naming each output tried and why it failed.
     public static func automatic(
         server: String? = nil, timeout: Double = 2,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(PlaybackError) -> any AudioOutput {
-        let output = PulseAudioOutput(configuration: .init(server: server))
+        let (kind, reason) = choice(server: server, environment: environment)
+        guard let kind else { throw PlaybackError(.noAudioOutput(tried: [reason])) }
         var tried: [String] = []
-        do {
-            try output.prepare(timeout: timeout)
-            return output
-        } catch {
-            tried.append("PulseAudio at \(describe(server: server, environment: environment)): \(error)")
+        var candidates = [kind]
+        if environment[environmentVariable].map({ $0.isEmpty }) ?? true {
+            if kind == .pipeWire { candidates.append(.pulseAudio) }
+            // The last resort, for machines with no sound server.
+            candidates.append(.alsa)
         }
-        // The last resort, for machines with no sound server.
-        let device = alsaDevice(environment: environment)
-        do {
-            return try alsa(device: device, timeout: timeout)
-        } catch {
-            tried.append("ALSA PCM \(device): \(error)")
+        for candidate in candidates {
+            do {
+                return try open(candidate, server: server, timeout: timeout, environment: environment)
+            } catch {
+                tried.append("\(describe(candidate, server: server, environment: environment)): \(error)")
+            }
         }
         throw PlaybackError(.noAudioOutput(tried: tried))
+    }
+
+    private static func open(
+        _ kind: Kind, server: String?, timeout: Double, environment: [String: String]
+    ) throws(PlaybackError) -> any AudioOutput {
+        switch kind {
+        case .pipeWire:
+            let output = PipeWireOutput(configuration: .init(remote: pipeWireSocket(environment: environment)))
+            try output.prepare(timeout: timeout)
+            return output
+        case .pulseAudio:
+            let output = PulseAudioOutput(configuration: .init(server: server))
+            try output.prepare(timeout: timeout)
+            return output
+        case .alsa:
+            return try alsa(device: alsaDevice(environment: environment), timeout: timeout)
+        case .canberra:
+            return try CanberraOutput()
+        }
     }
 
     /// The environment variable naming the ALSA PCM the engine uses when it plays on ALSA.
@@ -67,5 +132,43 @@ public enum AudioOutputSelection {
         if let variable = environment["PULSE_SERVER"], !variable.isEmpty { return "\(variable) (PULSE_SERVER)" }
         let runtime = environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())"
         return "unix:\(runtime)/pulse/native (the default socket; set PULSE_SERVER to use another)"
+    }
+
+    private static func describe(_ kind: Kind, server: String?, environment: [String: String]) -> String {
+        switch kind {
+        case .pipeWire: "PipeWire at \(pipeWireSocket(environment: environment))"
+        case .pulseAudio: "PulseAudio at \(describe(server: server, environment: environment))"
+        case .alsa: "ALSA PCM \(alsaDevice(environment: environment))"
+        case .canberra: "libcanberra"
+        }
+    }
+
+    /// PipeWire's socket as libpipewire finds it: `PIPEWIRE_REMOTE` (absolute, or a name in the
+    /// runtime directory), else `pipewire-0`, in `PIPEWIRE_RUNTIME_DIR`, else `XDG_RUNTIME_DIR`.
+    static func pipeWireSocket(environment: [String: String]) -> String {
+        let name = environment["PIPEWIRE_REMOTE"].flatMap { $0.isEmpty ? nil : $0 } ?? "pipewire-0"
+        if name.hasPrefix("/") { return name }
+        let runtime = environment["PIPEWIRE_RUNTIME_DIR"] ?? environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())"
+        return "\(runtime)/\(name)"
+    }
+
+    /// Whether a daemon accepts a connection on the Unix socket at `path` (a socket file left by a
+    /// dead daemon refuses it).
+    static func answers(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
     }
 }

@@ -117,6 +117,16 @@ package enum System {
     }
 }
 
+extension System {
+    /// Adds to `actions` that the spawned child closes every descriptor above standard error
+    /// (`posix_spawn_file_actions_addclosefrom_np`), so that it holds none of its parent's pipes
+    /// open: a long-lived child that kept `swift test`'s event pipe cut the run's output short.
+    /// `actions` points to a `posix_spawn_file_actions_t` (untyped: Glibc's types are internal here).
+    package static func closeInheritedDescriptors(_ actions: UnsafeMutableRawPointer) {
+        _ = fbs_spawn_close_from(actions, 3)
+    }
+}
+
 /// glibc's `flock(2)`, named apart: inside `System`, `flock` is `System.flock`, and `Glibc.flock`
 /// is the `struct flock`.
 private func lockFile(_ fd: Int32, _ operation: Int32) -> Int32 {

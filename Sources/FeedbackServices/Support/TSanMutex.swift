@@ -34,6 +34,21 @@ package struct TSanMutex<Value: ~Copyable>: ~Copyable, Sendable {
     }
 }
 
+extension TSanMutex where Value: ~Copyable {
+    /// Runs `body` with the value under the lock if it is free, without waiting, like
+    /// `Synchronization.Mutex.withLockIfAvailable(_:)`; nil when another thread holds it.
+    package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result? {
+        let address = withUnsafePointer(to: self) { UnsafeMutableRawPointer(mutating: $0) }
+        return try base.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in
+            fbs_tsan_acquire(address)
+            defer { fbs_tsan_release(address) }
+            return try body(&value)
+        }
+    }
+}
+
 /// In a ThreadSanitizer build, every `Mutex` of this module is the annotated one. Each module that
 /// uses `Mutex` declares the same alias: a `package` one here would be ambiguous with
 /// Synchronization's in the modules that import both.

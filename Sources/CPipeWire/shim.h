@@ -1,0 +1,63 @@
+#pragma once
+// libpipewire-0.3 for PipeWireOutput. Swift cannot call PipeWire's method macros (the loop
+// utilities, the core's listener) nor build SPA pods with the SPA_POD_* builder macros, and
+// pw_properties_new is variadic: the static inline functions below do it for Swift, each named
+// fb_pw_* after what it wraps.
+#include <errno.h>
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/param/props.h>
+
+/// pw_properties_new(NULL): an empty property list (the variadic form cannot be called from Swift).
+static inline struct pw_properties *fb_pw_properties_new(void) {
+    return pw_properties_new(NULL, NULL);
+}
+
+/// The EnumFormat pod for interleaved float32 at `rate` Hz, stereo (FL FR), built into `buffer`.
+static inline const struct spa_pod *fb_pw_build_f32_stereo_format(uint8_t *buffer, uint32_t size, uint32_t rate) {
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, size);
+    struct spa_audio_info_raw info = {
+        .format = SPA_AUDIO_FORMAT_F32, .rate = rate, .channels = 2,
+        .position = { SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR },
+    };
+    return spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info);
+}
+
+/// pw_loop_add_event: a source that runs `callback` on the loop's thread each time
+/// fb_pw_loop_signal_event signals it (from any thread; it writes an eventfd).
+static inline struct spa_source *fb_pw_loop_add_event(struct pw_loop *loop, spa_source_event_func_t callback, void *data) {
+    return pw_loop_add_event(loop, callback, data);
+}
+
+/// pw_loop_signal_event. Real-time safe: one write to an eventfd.
+static inline int fb_pw_loop_signal_event(struct pw_loop *loop, struct spa_source *source) {
+    return pw_loop_signal_event(loop, source);
+}
+
+/// pw_loop_add_timer: a timer source, disarmed until fb_pw_loop_arm_timer.
+static inline struct spa_source *fb_pw_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t callback, void *data) {
+    return pw_loop_add_timer(loop, callback, data);
+}
+
+/// pw_loop_update_timer: fires after `nanoseconds`, then every `interval` nanoseconds (0: once).
+static inline int fb_pw_loop_arm_timer(struct pw_loop *loop, struct spa_source *source, uint64_t nanoseconds, uint64_t interval) {
+    struct timespec value = { (time_t)(nanoseconds / 1000000000u), (long)(nanoseconds % 1000000000u) };
+    struct timespec every = { (time_t)(interval / 1000000000u), (long)(interval % 1000000000u) };
+    return pw_loop_update_timer(loop, source, &value, interval ? &every : NULL, false);
+}
+
+/// pw_loop_destroy_source.
+static inline void fb_pw_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}
+
+/// pw_core_add_listener, for the core's error event (the daemon went away: -EPIPE on PW_ID_CORE).
+static inline int fb_pw_core_add_listener(struct pw_core *core, struct spa_hook *listener, const struct pw_core_events *events, void *data) {
+    return pw_core_add_listener(core, listener, events, data);
+}
+
+/// PW_ID_CORE, the core object's id.
+static const uint32_t fb_pw_id_core = PW_ID_CORE;
+
+/// PW_ID_ANY: let the session manager choose the target.
+static const uint32_t fb_pw_id_any = PW_ID_ANY;

@@ -1,0 +1,452 @@
+internal import CPipeWire
+import Dispatch
+import Glibc
+import Synchronization
+
+/// The machinery behind `PipeWireOutput`: a `pw_thread_loop` (the loop thread: connecting, stream
+/// and core events, completions, the idle and stall timer) and one playback `pw_stream` whose
+/// process callback runs on PipeWire's data thread (real-time where the system allows it) and
+/// renders the timeline there.
+///
+/// Hand-offs, neither of which ever waits on the real-time side:
+/// - API threads → data thread: commands in `shared`, taken with `withLockIfAvailable` (a
+///   try-lock; busy means "next quantum") and swapped with an emptied array of the same capacity.
+/// - data thread → loop thread: the voices the graph has played, appended to `shared.ended` under
+///   the same try-lock (kept in `pendingEnds` when it is busy), then the loop's event source is
+///   signalled (one eventfd write).
+final class PipeWireEngine: TimelineControl, @unchecked Sendable {
+    // Locking rule: `shared` is a Mutex. The PipeWire objects (`context`, `pwCore`, `stream`, the
+    // hooks, the sources) and `state`-machine fields marked "loop thread" are touched only on the
+    // thread loop's thread or with `pw_thread_loop_lock` held (init and shutdown). The fields
+    // marked "data thread" are touched only in the process callback, or on the loop thread while
+    // no stream exists (before `pw_stream_connect`, after `pw_stream_destroy`, which waits for the
+    // data thread to let go of the stream). That is what makes this class `@unchecked Sendable`.
+
+    let configuration: PipeWireOutput.Configuration
+
+    private struct Shared {
+        var commands: [Timeline.Command] = []
+        var ended: [(id: UInt64, end: PlaybackEnd)] = []
+        var handles: [UInt64: PlaybackHandle] = [:]
+        var state: ConnectionState = .closed
+        var statistics = PipeWireOutput.Statistics()
+        var readyWaiters: [DispatchSemaphore] = []
+        var lastError: PlaybackError?
+        /// Set by shutdown: nothing may be queued any more.
+        var closed = false
+    }
+
+    private enum ConnectionState { case closed, connecting, ready }
+
+    private let shared: Mutex<Shared>
+
+    // Loop thread.
+    private let threadLoop: OpaquePointer
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private let context: OpaquePointer
+    private var pwCore: OpaquePointer?
+    private var stream: OpaquePointer?
+    private let coreListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private let streamListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private var wakeSource: UnsafeMutablePointer<spa_source>!
+    private var timerSource: UnsafeMutablePointer<spa_source>!
+    private var connectStarted = 0.0
+    private var idleSince: Double?
+    private var wasStreaming = false
+    /// A failure a stream or core callback reported: handled by `service()`, outside the callback,
+    /// because destroying the stream or the core from inside its own event crashes libpipewire.
+    private var reportedFailure: PlaybackError?
+
+    // Data thread.
+    private var timeline: Timeline
+    /// The timeline frame the next buffer starts at.
+    private var cursor: Int64 = 0
+    private var drained: [Timeline.Command] = []
+    private var pendingEnds: [(id: UInt64, end: PlaybackEnd)] = []
+    /// What the loop thread reads of the data thread: voices on the timeline, when the process
+    /// callback last ran (CLOCK_MONOTONIC ns), the last quantum, the thread's policy, xruns.
+    private let voiceCount = Atomic<Int>(0)
+    private let lastProcess = Atomic<UInt64>(0)
+    private let quantum = Atomic<Int>(0)
+    private let policy = Atomic<Int>(-1)
+    private let xruns = Atomic<Int>(0)
+
+    /// Polls for idleness, the connect timeout and a stalled graph while connected.
+    private static let tick: UInt64 = 50_000_000
+
+    private static let initialised: Bool = {
+        pw_init(nil, nil)
+        return true
+    }()
+
+    /// The stream's and the core's callbacks: C function pointers, with the engine as their data.
+    nonisolated(unsafe) private static let streamEvents: UnsafeMutablePointer<pw_stream_events> = {
+        let events = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
+        events.initialize(to: pw_stream_events())
+        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.pointee.process = { data in
+            Unmanaged<PipeWireEngine>.fromOpaque(data!).takeUnretainedValue().process()
+        }
+        events.pointee.state_changed = { data, _, state, _ in
+            Unmanaged<PipeWireEngine>.fromOpaque(data!).takeUnretainedValue().streamStateChanged(state)
+        }
+        return events
+    }()
+
+    nonisolated(unsafe) private static let coreEvents: UnsafeMutablePointer<pw_core_events> = {
+        let events = UnsafeMutablePointer<pw_core_events>.allocate(capacity: 1)
+        events.initialize(to: pw_core_events())
+        events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.pointee.error = { data, id, _, result, message in
+            // -EPIPE on the core: the daemon went away.
+            guard id == fb_pw_id_core, result == -EPIPE else { return }
+            let engine = Unmanaged<PipeWireEngine>.fromOpaque(data!).takeUnretainedValue()
+            engine.report(PlaybackError(.connectionLost, detail: message.map { String(cString: $0) }))
+        }
+        return events
+    }()
+
+    init(configuration: PipeWireOutput.Configuration) {
+        _ = Self.initialised
+        self.configuration = configuration
+        var initial = Shared()
+        initial.commands.reserveCapacity(256)
+        initial.ended.reserveCapacity(256)
+        shared = Mutex(initial)
+        drained.reserveCapacity(256)
+        pendingEnds.reserveCapacity(256)
+        timeline = Timeline(sampleRate: configuration.sampleRate, history: 0, capacity: 1024)
+        threadLoop = pw_thread_loop_new("feedbackservices-pw", nil)!
+        loop = pw_thread_loop_get_loop(threadLoop)!
+        pw_thread_loop_lock(threadLoop)
+        // client-rt.conf, as pw-play uses: the plain client.conf does not load module-rt, and the
+        // data thread that runs the process callback would then never ask for real-time priority.
+        let contextProperties = fb_pw_properties_new()
+        pw_properties_set(contextProperties, "config.name", "client-rt.conf")
+        context = pw_context_new(loop, contextProperties, 0)!
+        let data = Unmanaged.passUnretained(self).toOpaque()
+        wakeSource = fb_pw_loop_add_event(loop, { data, _ in
+            Unmanaged<PipeWireEngine>.fromOpaque(data!).takeUnretainedValue().service()
+        }, data)
+        timerSource = fb_pw_loop_add_timer(loop, { data, _ in
+            Unmanaged<PipeWireEngine>.fromOpaque(data!).takeUnretainedValue().onTick()
+        }, data)
+        pw_thread_loop_unlock(threadLoop)
+        pw_thread_loop_start(threadLoop)
+    }
+
+    /// Disconnects, stops the loop thread and waits for it; every sound still playing ends
+    /// `.failed(.outputClosed)`. Called once, by the facade's deinit.
+    func shutdown() {
+        shared.withLock { $0.closed = true }
+        pw_thread_loop_lock(threadLoop)
+        disconnect()
+        fb_pw_loop_destroy_source(loop, wakeSource)
+        fb_pw_loop_destroy_source(loop, timerSource)
+        pw_thread_loop_unlock(threadLoop)
+        pw_thread_loop_stop(threadLoop)
+        pw_context_destroy(context)
+        pw_thread_loop_destroy(threadLoop)
+        coreListener.deallocate()
+        streamListener.deallocate()
+        let handles = shared.withLock { shared in
+            for command in shared.commands { command.discard() }
+            shared.commands.removeAll()
+            defer { shared.handles.removeAll() }
+            return Array(shared.handles.values)
+        }
+        for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
+    }
+
+    var statistics: PipeWireOutput.Statistics {
+        var statistics = shared.withLock { $0.statistics }
+        statistics.quantum = quantum.load(ordering: .relaxed)
+        let policy = policy.load(ordering: .relaxed)
+        statistics.realTimeThread = policy < 0 ? nil : policy == SCHED_FIFO || policy == SCHED_RR
+        statistics.xruns = xruns.load(ordering: .relaxed)
+        return statistics
+    }
+
+    /// Opens the connection and waits up to `timeout` seconds for the stream to stream.
+    func prepare(timeout: Double) throws(PlaybackError) {
+        let semaphore = DispatchSemaphore(value: 0)
+        let ready = shared.withLock { shared -> Bool in
+            if shared.state == .ready { return true }
+            shared.lastError = nil
+            shared.readyWaiters.append(semaphore)
+            return false
+        }
+        if ready { return }
+        wakeLoop()
+        if semaphore.wait(timeout: .now() + timeout) == .timedOut {
+            shared.withLock { $0.readyWaiters.removeAll { $0 === semaphore } }
+            throw PlaybackError(.serverUnavailable, detail: "no PipeWire stream after \(timeout) s")
+        }
+        let error = shared.withLock { $0.state == .ready ? nil : $0.lastError }
+        if let error { throw error }
+    }
+
+    func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
+        completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        startVoice(
+            source, from: offset, sampleRate: configuration.sampleRate, options: options, queue: queue,
+            completion: completion
+        ) { id, handle, start in
+            let state = shared.withLock { shared -> ConnectionState? in
+                guard !shared.closed else { return nil }
+                shared.handles[id] = handle
+                shared.commands.append(start)
+                return shared.state
+            }
+            // Connecting or streaming: the process callback takes it at the next quantum.
+            if state == .closed { wakeLoop() }
+            return state != nil
+        }
+    }
+
+    /// Queues `command` for the process callback, which applies it to the next buffer.
+    func send(_ command: Timeline.Command) {
+        shared.withLock { shared in
+            guard !shared.closed else { return }
+            shared.commands.append(command)
+        }
+    }
+
+    private func wakeLoop() {
+        fb_pw_loop_signal_event(loop, wakeSource)
+    }
+
+    // MARK: The data thread (real time: no allocation in the steady state, no waiting, no logging)
+
+    private func process() {
+        guard let stream else { return }
+        lastProcess.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+        if policy.load(ordering: .relaxed) < 0 { policy.store(Int(sched_getscheduler(0)), ordering: .relaxed) }
+        guard let buffer = pw_stream_dequeue_buffer(stream) else {
+            xruns.add(1, ordering: .relaxed)
+            return
+        }
+        let data = buffer.pointee.buffer.pointee.datas!
+        guard let samples = data.pointee.data else {
+            pw_stream_queue_buffer(stream, buffer)
+            return
+        }
+        let stride = 2 * MemoryLayout<Float>.size
+        var frames = Int(data.pointee.maxsize) / stride
+        if buffer.pointee.requested > 0 { frames = min(frames, Int(buffer.pointee.requested)) }
+
+        // What the graph has played: the frame now at the device is this buffer's first frame
+        // minus what is still on its way (the graph's delay, the resampler's and our queue's).
+        var time = pw_time()
+        if pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0 {
+            let delay = time.delay * Int64(time.rate.num) * Int64(configuration.sampleRate) / Int64(time.rate.denom)
+            let played = cursor - delay - Int64(time.buffered) - Int64(time.queued) / Int64(stride)
+            pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played))
+        }
+        if shared.withLockIfAvailable({ swap(&$0.commands, &drained) }) != nil, !drained.isEmpty {
+            timeline.apply(drained, at: cursor)
+            drained.removeAll(keepingCapacity: true)
+        }
+        timeline.render(from: cursor, frames: frames, into: samples.assumingMemoryBound(to: Float.self))
+        cursor += Int64(frames)
+        let chunk = data.pointee.chunk!
+        chunk.pointee.offset = 0
+        chunk.pointee.stride = Int32(stride)
+        chunk.pointee.size = UInt32(frames * stride)
+        pw_stream_queue_buffer(stream, buffer)
+
+        quantum.store(frames, ordering: .relaxed)
+        voiceCount.store(timeline.voices.count, ordering: .relaxed)
+        if !pendingEnds.isEmpty, shared.withLockIfAvailable({ $0.ended.append(contentsOf: pendingEnds) }) != nil {
+            pendingEnds.removeAll(keepingCapacity: true)
+            wakeLoop()
+        }
+    }
+
+    // MARK: The loop thread
+
+    /// Runs on the loop thread when an API thread or the data thread signalled it.
+    private func service() {
+        if let failure = reportedFailure {
+            reportedFailure = nil
+            if stream != nil || pwCore != nil { fail(failure.reason, detail: failure.detail) }
+        }
+        deliverEnds()
+        let (state, wanted) = shared.withLock { ($0.state, !$0.commands.isEmpty || !$0.readyWaiters.isEmpty) }
+        if state == .closed && wanted { connect() }
+    }
+
+    private func deliverEnds() {
+        let ended = shared.withLock { shared -> [(id: UInt64, end: PlaybackEnd)] in
+            defer { shared.ended.removeAll(keepingCapacity: true) }
+            return shared.ended.map { ($0.id, $0.end) }
+        }
+        for (id, end) in ended {
+            let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
+            // The voice is gone already: nothing to stop.
+            handle?.end(end, stoppingVoice: false)
+        }
+    }
+
+    private func connect() {
+        shared.withLock {
+            $0.state = .connecting
+            $0.statistics.connections += 1
+        }
+        connectStarted = MonotonicClock.now
+        idleSince = nil
+        wasStreaming = false
+        let coreProperties = fb_pw_properties_new()
+        if let remote = configuration.remote { pw_properties_set(coreProperties, "remote.name", remote) }
+        // pw_context_connect takes the properties, whatever it returns.
+        guard let pwCore = pw_context_connect(context, coreProperties, 0) else {
+            return fail(.serverUnavailable, detail: "cannot connect to PipeWire: \(Errno.current)")
+        }
+        self.pwCore = pwCore
+        coreListener.initialize(to: spa_hook())
+        fb_pw_core_add_listener(pwCore, coreListener, Self.coreEvents, Unmanaged.passUnretained(self).toOpaque())
+
+        let properties = fb_pw_properties_new()
+        let rate = configuration.sampleRate
+        for (key, value) in [
+            ("media.type", "Audio"), ("media.category", "Playback"), ("media.role", configuration.mediaRole),
+            ("media.name", "FeedbackServices engine"), ("application.name", configuration.applicationName),
+            ("node.name", "feedbackservices"), ("node.latency", "\(configuration.latencyFrames)/\(rate)"),
+            ("node.rate", "1/\(rate)"),
+        ] {
+            pw_properties_set(properties, key, value)
+        }
+        guard let stream = pw_stream_new(pwCore, "FeedbackServices engine", properties) else {
+            return fail(.serverUnavailable, detail: "pw_stream_new failed: \(Errno.current)")
+        }
+        self.stream = stream
+        streamListener.initialize(to: spa_hook())
+        pw_stream_add_listener(stream, streamListener, Self.streamEvents, Unmanaged.passUnretained(self).toOpaque())
+        cursor = 0
+        var pod = [UInt8](repeating: 0, count: 1024)
+        let result = pod.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            var parameters: [UnsafePointer<spa_pod>?] = [
+                fb_pw_build_f32_stereo_format(bytes.baseAddress, UInt32(bytes.count), UInt32(rate))
+            ]
+            let flags = pw_stream_flags(
+                rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                    | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+            return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, fb_pw_id_any, flags, &parameters, 1)
+        }
+        guard result >= 0 else {
+            return fail(.serverUnavailable, detail: "pw_stream_connect failed: \(Errno(rawValue: -result))")
+        }
+        fb_pw_loop_arm_timer(loop, timerSource, Self.tick, Self.tick)
+    }
+
+    private func streamStateChanged(_ state: pw_stream_state) {
+        switch state {
+        case PW_STREAM_STATE_STREAMING:
+            wasStreaming = true
+            let waiters = shared.withLock { shared -> [DispatchSemaphore] in
+                shared.state = .ready
+                shared.statistics.streamReadyTime = MonotonicClock.now
+                defer { shared.readyWaiters.removeAll() }
+                return shared.readyWaiters
+            }
+            waiters.forEach { $0.signal() }
+        case PW_STREAM_STATE_ERROR:
+            report(PlaybackError(wasStreaming ? .connectionLost : .serverUnavailable, detail: stream.map { stream in
+                var error: UnsafePointer<CChar>?
+                _ = pw_stream_get_state(stream, &error)
+                return error.map { String(cString: $0) } ?? ""
+            }))
+        case PW_STREAM_STATE_UNCONNECTED:
+            if wasStreaming { report(PlaybackError(.connectionLost, detail: "the stream was disconnected")) }
+        default:
+            break
+        }
+    }
+
+    private func onTick() {
+        deliverEnds()
+        let now = MonotonicClock.now
+        let (state, pending) = shared.withLock { ($0.state, !$0.commands.isEmpty || !$0.handles.isEmpty) }
+        switch state {
+        case .closed:
+            return
+        case .connecting:
+            if now - connectStarted > PulseAudioOutput.connectTimeout {
+                fail(.serverUnavailable, detail: "no stream within \(PulseAudioOutput.connectTimeout) s")
+            }
+        case .ready:
+            let playing = voiceCount.load(ordering: .relaxed) > 0
+            let last = Double(lastProcess.load(ordering: .relaxed)) * 1e-9
+            if playing && now - max(last, connectStarted) > PulseAudioOutput.stallTimeout {
+                return fail(.serverStalled, detail: "the graph did not ask for audio for \(PulseAudioOutput.stallTimeout) s")
+            }
+            if playing || pending {
+                idleSince = nil
+            } else if let idleSince, now - idleSince >= configuration.idleTimeout {
+                disconnect()
+                connectionEnded(nil)
+            } else if idleSince == nil {
+                idleSince = now
+            }
+        }
+    }
+
+    /// Notes a failure from inside a libpipewire callback and has the loop handle it next.
+    private func report(_ failure: PlaybackError) {
+        if reportedFailure == nil { reportedFailure = failure }
+        wakeLoop()
+    }
+
+    /// Closes the connection and fails every play with `reason`.
+    private func fail(_ reason: PlaybackError.Reason, detail: String?) {
+        deliverEnds()
+        disconnect()
+        connectionEnded(PlaybackError(reason, detail: detail))
+    }
+
+    private func disconnect() {
+        fb_pw_loop_arm_timer(loop, timerSource, 0, 0)
+        if let stream {
+            spa_hook_remove(streamListener)
+            pw_stream_destroy(stream)
+            self.stream = nil
+        }
+        if let pwCore {
+            spa_hook_remove(coreListener)
+            pw_core_disconnect(pwCore)
+            self.pwCore = nil
+        }
+        reportedFailure = nil
+        // No stream: the data thread's fields are ours now.
+        timeline.removeAll()
+        pendingEnds.removeAll(keepingCapacity: true)
+        drained.removeAll(keepingCapacity: true)
+        voiceCount.store(0, ordering: .relaxed)
+        idleSince = nil
+        wasStreaming = false
+    }
+
+    /// The connection closed. With an error, every sound playing or waiting fails; without one
+    /// (closed when idle), nothing was playing, and a play that raced with the close reopens it.
+    private func connectionEnded(_ error: PlaybackError?) {
+        let (failed, waiters, reopen) = shared.withLock { shared -> ([PlaybackHandle], [DispatchSemaphore], Bool) in
+            shared.state = .closed
+            shared.lastError = error
+            guard error != nil else { return ([], [], !shared.commands.isEmpty || !shared.readyWaiters.isEmpty) }
+            for command in shared.commands { command.discard() }
+            shared.commands.removeAll(keepingCapacity: true)
+            shared.ended.removeAll(keepingCapacity: true)
+            let handles = Array(shared.handles.values)
+            shared.handles.removeAll()
+            defer { shared.readyWaiters.removeAll() }
+            return (handles, shared.readyWaiters, false)
+        }
+        if let error {
+            for handle in failed { handle.end(.failed(error)) }
+        }
+        waiters.forEach { $0.signal() }
+        if reopen { connect() }
+    }
+}

@@ -1,0 +1,124 @@
+public import Dispatch
+
+/// The engine on PipeWire's own protocol: our mixer rendering the timeline inside a `pw_stream`'s
+/// process callback, at PipeWire's latency.
+///
+/// Latency. PipeWire asks for each buffer just before the graph needs it, so the process callback
+/// renders the timeline at that moment: a sound started now is in the next buffer, one quantum
+/// (`node.latency`, 256/48000 = 5.3 ms by default) later, with no queue to rewrite.
+///
+/// Classification. The stream says `media.role = Notification`, `media.category = Playback`,
+/// `media.type = Audio`: what pipewire-pulse turns libcanberra's `media.role = event` into, so that
+/// WirePlumber's per-role stream settings (the desktop's "System Sounds" volume and mute, kept
+/// under `Output/Audio:media.role:Notification`) apply to it as to libcanberra's sounds.
+///
+/// Lifecycle. The connection opens on the first `play` (or `prepare()`), closes after
+/// `idleTimeout` without sound, and opens again on the next `play`: a daemon that restarted is used
+/// again. If the daemon goes away mid-play, every sound playing ends `.failed(.connectionLost)`.
+/// A stream that does not start within `PulseAudioOutput.connectTimeout` fails its plays
+/// `.serverUnavailable`; one whose graph stops calling it for `PulseAudioOutput.stallTimeout`
+/// while sounds play fails them `.serverStalled`.
+///
+/// Threads. `play` and the handle methods never wait: they queue a command under a short lock,
+/// which the real-time thread takes without waiting (a try-lock: a command that finds the lock busy
+/// is heard one quantum later). Completions run on the caller's queue, exactly once per play,
+/// `.finished` once the stream's clock says the graph has played the sound's last frame.
+public final class PipeWireOutput: AudioOutput, Sendable {
+    /// How the stream is made.
+    public struct Configuration: Sendable {
+        /// The daemon's socket (`remote.name`: a name in `$XDG_RUNTIME_DIR` or an absolute path);
+        /// nil for the default (`PIPEWIRE_REMOTE`, then `pipewire-0`).
+        public var remote: String?
+        /// The engine rate, in Hz; sounds must be at this rate.
+        public var sampleRate: Int
+        /// Frames per buffer the stream asks the graph for (`node.latency` = frames/rate).
+        public var latencyFrames: Int
+        /// Seconds without sound after which the connection is closed.
+        public var idleTimeout: Double
+        /// `application.name` the daemon shows for the stream.
+        public var applicationName: String
+        /// The stream's `media.role` in PipeWire's spelling: `Notification` for alerts and event
+        /// sounds (pipewire-pulse's name for PulseAudio's `event`), `Music`, `Game`, …
+        public var mediaRole: String
+
+        /// Creates a configuration: default daemon, 48 kHz, 256 frames, 10 s idle timeout, role
+        /// `Notification`.
+        public init(
+            remote: String? = nil, sampleRate: Int = 48_000, latencyFrames: Int = 256, idleTimeout: Double = 10,
+            applicationName: String = "FeedbackServices", mediaRole: String = "Notification"
+        ) {
+            self.remote = remote
+            self.sampleRate = sampleRate
+            self.latencyFrames = latencyFrames
+            self.idleTimeout = idleTimeout
+            self.applicationName = applicationName
+            self.mediaRole = mediaRole
+        }
+    }
+
+    /// Counters for tests and benchmarks.
+    public struct Statistics: Sendable, Equatable {
+        /// Connections made (the first, and each reconnection).
+        public var connections = 0
+        /// When the stream last started streaming (CLOCK_MONOTONIC seconds); nil before.
+        public var streamReadyTime: Double?
+        /// Frames in the last buffer the graph asked for: the quantum in force.
+        public var quantum = 0
+        /// Whether the thread running the process callback had a real-time policy (SCHED_FIFO or
+        /// SCHED_RR) the last time it ran; nil before it ran.
+        public var realTimeThread: Bool?
+        /// Process cycles in which the graph asked for no buffer in time (xruns seen by the stream:
+        /// cycles whose buffer could not be dequeued).
+        public var xruns = 0
+    }
+
+    public let name = "engine (PipeWire)"
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    private let core: PipeWireEngine
+
+    /// Creates the output. Nothing connects until the first `play` or `prepare()`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        core = PipeWireEngine(configuration: configuration)
+    }
+
+    deinit {
+        core.shutdown()
+    }
+
+    /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
+    public var requiredSampleRate: Int? { configuration.sampleRate }
+
+    /// Counters since the output was made.
+    public var statistics: Statistics { core.statistics }
+
+    /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
+    /// for the stream to stream.
+    /// - Throws: `PlaybackError` (`.serverUnavailable`) if it does not.
+    public func prepare(timeout: Double = 2) throws(PlaybackError) {
+        try core.prepare(timeout: timeout)
+    }
+
+    @discardableResult
+    public func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
+        completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        core.play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
+    }
+
+    /// Starts a voice `offset` seconds into `source`: a buffer is played from there without a copy,
+    /// a streamed file is decoded ahead on a feeder thread and read from a fixed-size ring.
+    @discardableResult
+    public func play(
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
+        queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        core.play(source, from: offset, options: options, queue: queue, completion: completion)
+    }
+}
+
+extension PipeWireOutput: UnderflowCounting {
+    package var underflowCount: Int { statistics.xruns }
+}

@@ -1,0 +1,76 @@
+import Dispatch
+@testable import FeedbackServices
+import FeedbackTestSupport
+
+/// The ways the engine reaches a sound server, each a case of the engine suites: our mixer on
+/// PulseAudio, the same PulseAudio output on pipewire-pulse, and PipeWire's own stream.
+enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
+    case pulseAudio = "PulseAudioOutput on PulseAudio"
+    case pulseAudioOnPipeWire = "PulseAudioOutput on pipewire-pulse"
+    case pipeWire = "PipeWireOutput on PipeWire"
+
+    /// The routes to test here: all in CI (a missing server fails there), otherwise those whose
+    /// server is installed.
+    static var testable: [EngineRoute] { allCases.filter { SoundServerKind.testable.contains($0.server) } }
+
+    var description: String { rawValue }
+
+    /// The server it plays to.
+    var server: SoundServerKind { self == .pulseAudio ? .pulseAudio : .pipeWire }
+
+    /// The smallest graph cycle, in frames, of the PipeWire that PipeWireOutput is tested on
+    /// (10.7 ms): without real-time scheduling (none here), the 2 ms cycle the recorder asks for
+    /// glitches while other builds load the machine. pipewire-pulse keeps the default (its
+    /// engine queue of 20 ms underruns at longer cycles); feedbackbench measures the default.
+    static let pipeWireQuantum = 512
+
+    /// The suite's shared server for this route, named `name`.
+    func server(named name: String) throws -> any SoundTestServer {
+        self == .pipeWire
+            ? try PipeWireTestServer.shared(named: "\(name)-native", minimumQuantum: Self.pipeWireQuantum)
+            : try server.shared(named: name)
+    }
+
+    /// A new output on `server`, not connected yet.
+    func output(on server: any SoundTestServer, idleTimeout: Double = 10) -> any EngineOutput {
+        switch self {
+        case .pulseAudio, .pulseAudioOnPipeWire:
+            PulseAudioOutput(configuration: .init(server: server.server, idleTimeout: idleTimeout))
+        case .pipeWire:
+            PipeWireOutput(configuration: .init(remote: server.pipeWireSocket, idleTimeout: idleTimeout))
+        }
+    }
+}
+
+/// What the engine suites ask of an output beyond `AudioOutput`.
+protocol EngineOutput: AudioOutput {
+    /// The longest a change can take to be heard: the audio queued ahead of the server.
+    var queueDuration: Double { get }
+    /// When the stream last became ready to play.
+    var streamReadyTime: Double? { get }
+    /// Connections made so far.
+    var connections: Int { get }
+}
+
+extension PulseAudioOutput: EngineOutput {
+    var queueDuration: Double { configuration.bufferDuration }
+    var streamReadyTime: Double? { statistics.streamReadyTime }
+    var connections: Int { statistics.connections }
+}
+
+extension PipeWireOutput: EngineOutput {
+    var queueDuration: Double { Double(max(statistics.quantum, configuration.latencyFrames)) / Double(configuration.sampleRate) * 3 }
+    var streamReadyTime: Double? { statistics.streamReadyTime }
+    var connections: Int { statistics.connections }
+}
+
+extension EngineOutput {
+    /// Plays with the completion on a global queue, as the concrete outputs' defaults do.
+    @discardableResult
+    func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(),
+        completion: (@Sendable (PlaybackEnd) -> Void)? = nil
+    ) -> PlaybackHandle {
+        play(buffer, options: options, queue: .global(), completion: completion)
+    }
+}
