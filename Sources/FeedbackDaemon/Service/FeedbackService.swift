@@ -17,7 +17,7 @@ package enum FeedbackEndReason: UInt32, Sendable {
     case explicit = 2
     /// The theme has no feedback for the event at this profile (libfeedback's −1, sent as `u`), or
     /// the `sound-file` hint named a file that could not be decoded (not a sound, longer than 30 s)
-    /// and nothing else played.
+    /// and nothing else played, or its only feedback is an LED's and no LED could blink.
     case notFound = 0xFFFF_FFFF
 }
 
