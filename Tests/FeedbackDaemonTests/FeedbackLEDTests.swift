@@ -161,6 +161,28 @@ extension FeedbackDaemonTests {
         client.closeStdin()
     }
 
+    @Test func theLEDIsChosenByFeedbackdsTagThenByColour() throws {
+        // A tagged LED of another colour wins over an untagged red one (feedbackd's choice).
+        let tagged = FakeSysfs()
+        try tagged.add("blue:notify", udev: ["FEEDBACKD_TYPE": "led"])
+        try tagged.add("red:status")
+        // With no LED tagged, the red one by its name; never the colourless caps lock.
+        let untagged = FakeSysfs()
+        try untagged.add("input3::capslock", maximum: 1)
+        try untagged.add("red:status")
+        for (tree, chosen, other) in [(tagged, "blue:notify", "red:status"), (untagged, "red:status", "input3::capslock")] {
+            let harness = try DaemonHarness(pulse: pulse)
+            let daemon = try harness.startDaemon(["--sysfs-root", tree.root], environment: ["FEEDBACK_THEME": ledTheme(harness)])
+            let monitor = try harness.monitor()
+            let reply = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "blink", "{}", "-1"])
+            #expect(reply.output == "(uint32 1,)\n", "\(reply.errors)")
+            // gdbus left at once, which ended the blink; what it wrote stays.
+            #expect(monitor.ended(1, timeout: 3) == 2, "\(monitor.output) \(daemon.errors)")
+            #expect(tree.read(chosen, "repeat") == "-1", "\(chosen) blinked: \(daemon.errors)")
+            #expect(tree.read(other, "repeat") == "", "\(other) was left alone")
+        }
+    }
+
     @Test func noLEDIsOneLogLineAndTheRestOfTheFeedbackPlays() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon(
