@@ -161,6 +161,29 @@ extension FeedbackDaemonTests {
         client.closeStdin()
     }
 
+    @Test func aPlayOnceFeedbackWithAnLEDBlinksOnAfterItsSoundUntilEnded() throws {
+        let tree = FakeSysfs()
+        try tree.add("blue:notify", brightness: 0, udev: ["FEEDBACKD_TYPE": "led"])
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon(["--sysfs-root", tree.root], environment: ["FEEDBACK_THEME": ledTheme(harness)])
+        let monitor = try harness.monitor()
+        let start = recorder.frameCount
+        let client = try harness.python("hold", "bell-and-led", "-1", holdStdin: true)
+        let id = try heldID(client)
+        #expect(waitFor(tree, "blue:notify", "trigger", "pattern"), "\(daemon.errors)")
+        let onset = try #require(recorder.firstSound(after: start, timeout: 3), "its sound plays")
+        // The sound played once and ended; the feedback, as in feedbackd, lasts while the LED blinks.
+        recorder.wait(seconds: 1.5)
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(recorder.frameCount - last > PulseAudioTestServer.rate / 2, "the sound has ended")
+        #expect(monitor.endedCount(id) == 0, "\(monitor.output)")
+        #expect(tree.read("blue:notify", "trigger") == "pattern")
+        // Its client leaving ends it.
+        client.closeStdin()
+        #expect(monitor.ended(id, timeout: 3) == 2, "\(monitor.output)")
+        #expect(tree.read("blue:notify", "trigger") == "none" && tree.read("blue:notify", "brightness") == "0")
+    }
+
     @Test func theLEDIsChosenByFeedbackdsTagThenByColour() throws {
         // A tagged LED of another colour wins over an untagged red one (feedbackd's choice).
         let tagged = FakeSysfs()
