@@ -54,8 +54,11 @@ func daemonCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws ->
 struct VMDaemon {
     /// `gdbus call` arguments up to the method's name.
     static let feedback = ["--dest", "org.sigxcpu.Feedback", "--object-path", "/org/sigxcpu/Feedback", "--method"]
+    /// The dbus-daemon's PID.
     let bus: pid_t
+    /// feedbackservicesd's PID.
     let daemon: pid_t
+    /// What both run with, and what `gdbus` needs to reach the bus.
     let environment = [
         "PATH=/bin", "HOME=/tmp", "XDG_CONFIG_HOME=/tmp/config", "XDG_RUNTIME_DIR=/tmp",
         "DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/vm-bus", "FEEDBACK_THEME=/tmp/vm-theme.json",
@@ -106,6 +109,7 @@ struct VMDaemon {
         gdbus(Self.feedback + [method, "--"] + arguments, environment)
     }
 
+    /// SIGTERM to the daemon (which puts back what it drives), then to the bus; waits for both.
     func stop() {
         stopProgram(daemon)
         stopProgram(bus)
