@@ -13,6 +13,11 @@ import Glibc
 /// sound-server stream closes; the daemon then sleeps in `epoll_wait` with nothing due, and the
 /// next feedback opens the stream again.
 ///
+/// LEDs are found under `/sys/class/leds` when a feedback wants one (`FeedbackService`). The
+/// option `--sysfs-root <dir>`, left out of the help because it is for tests, finds them under
+/// `<dir>/sys/class/leds` (and udev's data under `<dir>/run/udev/data`) instead: a fake tree of
+/// plain files (`FakeSysfs`).
+///
 /// Exit codes (sysexits.h): 0 after SIGTERM/SIGINT or when another instance took the name over
 /// (`--replace`); 64 for a usage error; 66 when the theme cannot be read; 69 when the session bus
 /// cannot be reached or goes away, or another process owns `org.sigxcpu.Feedback` (or
@@ -49,6 +54,7 @@ package enum Daemon {
     package static func main(arguments: [String], environment: [String: String]) -> Int32 {
         var replace = false
         var idleTimeout = defaultIdleTimeout
+        var sysfsRoot = "/"
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             switch argument {
@@ -60,6 +66,12 @@ package enum Daemon {
                     return 64
                 }
                 idleTimeout = value
+            case "--sysfs-root":
+                guard let value = remaining.popFirst(), value.hasPrefix("/") else {
+                    write(2, "Error: --sysfs-root needs an absolute directory\n\n\(usage)")
+                    return 64
+                }
+                sysfsRoot = value
             case "-h", "--help":
                 write(1, usage)
                 return 0
@@ -89,9 +101,7 @@ package enum Daemon {
         }
         let chain = theme.files.joined(separator: " → ")
         log("feedback theme '\(theme.name)' (\(chain))")
-        if !theme.ignored.isEmpty {
-            log("\(theme.ignored.count) theme feedbacks are not played (LEDs are not driven yet): \(theme.ignored.joined(separator: ", "))")
-        }
+        logThemeNotes(theme)
 
         let connection: BusConnection
         do {
@@ -112,7 +122,8 @@ package enum Daemon {
                 try openEngine(idleTimeout: idle, environment: environment)
             }, settings: FeedbackSettings(environment: environment),
             themeResolver: soundThemeResolver(desktop: desktop, environment: environment))
-        let service = FeedbackService(manager: manager, theme: theme, desktop: desktop, log: log)
+        let service = FeedbackService(
+            manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), log: log)
         let sounds = SystemSoundsService(manager: manager, log: log)
         let settingsWatch = watchSettingsDirectory(manager.settings.path)
         defer { if let settingsWatch { close(settingsWatch) } }
@@ -226,9 +237,21 @@ package enum Daemon {
             let theme = try FeedbackTheme.load(path: locations.theme, parents: locations.parentDirectories)
             service.replace(theme: theme, desktop: desktop)
             log("reloaded: feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))")
+            logThemeNotes(theme)
         } catch {
             service.replace(desktop: desktop)
             log("reload: cannot read the feedback theme, so the old one stays: \(error)")
+        }
+    }
+
+    /// What of `theme` is not played as written, said once per load: feedbacks of an unknown
+    /// type, LED colours shown white.
+    private static func logThemeNotes(_ theme: FeedbackTheme) {
+        if !theme.ignored.isEmpty {
+            log("\(theme.ignored.count) theme feedbacks of a type not known here are not played: \(theme.ignored.joined(separator: ", "))")
+        }
+        if !theme.approximated.isEmpty {
+            log("\(theme.approximated.count) LED feedbacks name a colour our LEDs are not told, so they blink white: \(theme.approximated.joined(separator: ", "))")
         }
     }
 

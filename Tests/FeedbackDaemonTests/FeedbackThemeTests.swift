@@ -27,7 +27,8 @@ struct FeedbackThemeTests {
         }
         let theme = try FeedbackTheme.load(path: "/usr/share/feedbackd/themes/default.json", parents: [])
         #expect(theme.name == "default")
-        #expect(theme.ignored.count == 6)
+        #expect(theme.ignored.isEmpty)
+        #expect(theme.approximated.isEmpty, "Debian's LEDs are red and blue")
         let email = theme.feedbacks(for: "message-new-email", profile: .full)
         #expect(email.first == .sound(effect: "message-new-email"))
         #expect(email.count == 2)
@@ -36,7 +37,10 @@ struct FeedbackThemeTests {
         #expect(theme.feedbacks(for: "message-new-email", profile: .quiet) == [.vibration(rumble)])
         #expect(theme.feedbacks(for: "message-new-sms", profile: .full).first == .sound(effect: "message-new-instant"))
         #expect(theme.feedbacks(for: "message-new-email", profile: .silent) == [])
-        #expect(theme.feedbacks(for: "battery-caution", profile: .full) == [.led(color: "red")])
+        let red = ThemeFeedback.led(color: "red", millihertz: 5000, brightnessPercent: 100, priority: 0)
+        #expect(theme.feedbacks(for: "battery-caution", profile: .full) == [red])
+        #expect(theme.feedbacks(for: "battery-caution", profile: .silent) == [red])
+        #expect(theme.feedbacks(for: "message-missed-sms", profile: .silent).first == .led(color: "blue", millihertz: 2000, brightnessPercent: 100, priority: 0))
     }
 
     @Test func shippedThemeHasASoundForEveryEventOfOurSoundTheme() throws {
@@ -61,7 +65,9 @@ struct FeedbackThemeTests {
 
     @Test func eventsVibrateWithTheThemesPatternRepeatedWhileTheyLast() throws {
         let rumble = try VibrationPattern.rumble(duration: 300, count: 2, pause: 50, magnitude: 0.5)
-        let feedbacks: [ThemeFeedback] = [.sound(effect: "bell"), .vibration(rumble), .led(color: "red")]
+        let feedbacks: [ThemeFeedback] = [
+            .sound(effect: "bell"), .vibration(rumble), .led(color: "red", millihertz: 0, brightnessPercent: 100, priority: 0),
+        ]
         #expect(FeedbackService.vibration(in: feedbacks, timeout: -1) == rumble)
         for timeout: Int32 in [0, 5] {
             let repeated = try #require(FeedbackService.vibration(in: feedbacks, timeout: timeout))
@@ -176,7 +182,7 @@ struct FeedbackThemeTests {
         #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: directory.path, parents: []) }
     }
 
-    @Test func unknownTypesAndLedsAreAcceptedAndListed() throws {
+    @Test func unknownTypesAreListedAndLedsRead() throws {
         let path = write("mixed.json", theme(#"""
             { "name": "full", "feedbacks": [
               { "event-name": "e", "type": "Sound", "effect": "bell", "future-field": 1 },
@@ -184,8 +190,33 @@ struct FeedbackThemeTests {
             { "name": "silent", "feedbacks": [ { "event-name": "e", "type": "Led", "color": "blue" } ] }
             """#))
         let loaded = try FeedbackTheme.load(path: path, parents: [])
-        #expect(loaded.ignored.count == 2)
-        #expect(loaded.feedbacks(for: "e", profile: .full) == [.sound(effect: "bell"), .led(color: "blue")])
+        #expect(loaded.ignored.count == 1)
+        #expect(
+            loaded.feedbacks(for: "e", profile: .full)
+                == [.sound(effect: "bell"), .led(color: "blue", millihertz: 0, brightnessPercent: 100, priority: 0)])
+    }
+
+    @Test func ledFeedbacksReadFeedbackdsProperties() throws {
+        let path = write("leds.json", theme(#"""
+            { "name": "silent", "feedbacks": [
+              { "event-name": "a", "type": "Led", "color": "green", "frequency": 250, "max-brightness": 40, "priority": 7 },
+              { "event-name": "b", "type": "Led", "color": "#800080", "frequency": 2000 },
+              { "event-name": "c", "type": "Led", "color": "flash" },
+              { "event-name": "d", "type": "Led", "color": "#0000FF" } ] }
+            """#))
+        let loaded = try FeedbackTheme.load(path: path, parents: [])
+        #expect(loaded.feedbacks(for: "a", profile: .quiet) == [.led(color: "green", millihertz: 250, brightnessPercent: 40, priority: 7)])
+        #expect(loaded.approximated.count == 2)
+        #expect(loaded.approximated.allSatisfy { $0.contains("'#800080'") || $0.contains("'flash'") }, "\(loaded.approximated)")
+        #expect(FeedbackTheme.ledColor("#0000FF") == (.blue, true))
+        #expect(FeedbackTheme.ledColor("#00ff00") == (.green, true))
+        #expect(FeedbackTheme.ledColor("#808080") == (.white, true))
+        #expect(FeedbackTheme.ledColor("#800080") == (.white, false))
+        #expect(FeedbackTheme.ledColor("flash") == (.white, false))
+        for bad in [#""max-brightness": 0"#, #""max-brightness": 101"#, #""priority": 256"#, #""frequency": 5"#, #""frequency": 20001"#, #""frequency": -1"#] {
+            let file = write("bad.json", theme(#"{ "name": "silent", "feedbacks": [ { "event-name": "a", "type": "Led", "# + bad + " } ] }"))
+            #expect(throws: FeedbackThemeError.self, "\(bad)") { try FeedbackTheme.load(path: file, parents: []) }
+        }
     }
 }
 
@@ -200,7 +231,7 @@ struct DaemonOptionTests {
         }
     }
 
-    @Test(arguments: [["--idle-timeout"], ["--idle-timeout", "soon"], ["--idle-timeout", "-1"], ["--idle-timeout", "nan"], ["--loud"]])
+    @Test(arguments: [["--idle-timeout"], ["--idle-timeout", "soon"], ["--idle-timeout", "-1"], ["--idle-timeout", "nan"], ["--sysfs-root"], ["--sysfs-root", "relative"], ["--loud"]])
     func badOptionsAreUsageErrors(arguments: [String]) {
         let run = runProcess(builtProduct("feedbackservicesd"), arguments, environment: [])
         #expect(run.status == 64, "\(arguments): \(run.errors)")

@@ -6,43 +6,17 @@ import Glibc
 /// libraries). `Haptic.Vibrate` and an event whose theme feedback is a `VibraRumble` must reach
 /// the uinput device as the patterns they name.
 func daemonCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws -> String {
-    let tools = ["/bin/dbus-daemon", "/bin/gdbus", "/bin/feedbackservicesd"]
-    for tool in tools where access(tool, X_OK) != 0 { throw CaseFailure("\(tool) is not in the initramfs") }
     let program = try device("FBS Daemon")
     defer { program.destroy() }
-    let config = """
-        <busconfig><type>session</type><listen>unix:path=/tmp/vm-bus</listen>
-        <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
-        </busconfig>
-        """
-    try writeFile("/tmp/vm-bus.conf", config)
     // One rumble event: two 100 ms pulses at half strength, 50 ms apart (feedbackd's VibraRumble).
-    try writeFile(
-        "/tmp/vm-theme.json",
-        """
-        { "name": "vm", "profiles": [ { "name": "quiet", "feedbacks": [
-          { "event-name": "vm-rumble", "type": "VibraRumble", "duration": 300, "count": 2, "pause": 50, "magnitude": 0.5 } ] } ] }
-        """)
-    let environment = [
-        "PATH=/bin", "HOME=/tmp", "XDG_CONFIG_HOME=/tmp/config", "XDG_RUNTIME_DIR=/tmp",
-        "DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/vm-bus", "FEEDBACK_THEME=/tmp/vm-theme.json",
-        "PULSE_SERVER=unix:/tmp/no-sound-server",
-    ]
-    let bus = try startProgram("/bin/dbus-daemon", ["--config-file=/tmp/vm-bus.conf", "--nofork"], environment, log: "/tmp/vm-bus.log")
-    defer { stopProgram(bus) }
-    for _ in 0..<200 where access("/tmp/vm-bus", F_OK) != 0 { sleepMilliseconds(10) }
-    let daemon = try startProgram("/bin/feedbackservicesd", [], environment, log: "/tmp/vm-daemon.log")
-    defer { stopProgram(daemon) }
-    var owner = ""
-    for _ in 0..<300 {
-        owner = gdbus(
-            ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-             "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.sigxcpu.Feedback"], environment).output
-        if owner.contains("uint32 \(daemon)") { break }
-        sleepMilliseconds(20)
-    }
-    try expect(owner.contains("uint32 \(daemon)"), "feedbackservicesd did not take the name: \(owner) \(readLog("/tmp/vm-daemon.log")) \(readLog("/tmp/vm-bus.log"))")
-    let feedback = ["--dest", "org.sigxcpu.Feedback", "--object-path", "/org/sigxcpu/Feedback", "--method"]
+    let service = try VMDaemon(
+        theme: """
+            { "name": "vm", "profiles": [ { "name": "quiet", "feedbacks": [
+              { "event-name": "vm-rumble", "type": "VibraRumble", "duration": 300, "count": 2, "pause": 50, "magnitude": 0.5 } ] } ] }
+            """)
+    defer { service.stop() }
+    let environment = service.environment
+    let feedback = VMDaemon.feedback
 
     let vibrate = gdbus(
         feedback + ["org.sigxcpu.Feedback.Haptic.Vibrate", "--", "org.example.Game", "[(1.0, 200), (0.0, 50), (0.5, 300)]"],
@@ -73,6 +47,73 @@ func daemonCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws ->
     let stop = gdbus(feedback + ["org.sigxcpu.Feedback.Haptic.Vibrate", "--", "org.example.Game", "@a(du) []"], environment)
     try expect(stop.output == "(true,)\n", "empty Vibrate: \(stop.output)")
     return "Haptic.Vibrate, a VibraRumble event, a looping one ending with its client (\(plays.count) plays), through gdbus → dbus-daemon → feedbackservicesd → uinput"
+}
+
+/// A private `dbus-daemon` (/tmp/vm-bus) with `feedbackservicesd` on it, giving the feedback theme
+/// `theme`; its log is /tmp/vm-daemon.log. `stop()` ends both (SIGTERM).
+struct VMDaemon {
+    /// `gdbus call` arguments up to the method's name.
+    static let feedback = ["--dest", "org.sigxcpu.Feedback", "--object-path", "/org/sigxcpu/Feedback", "--method"]
+    /// The dbus-daemon's PID.
+    let bus: pid_t
+    /// feedbackservicesd's PID.
+    let daemon: pid_t
+    /// What both run with, and what `gdbus` needs to reach the bus.
+    let environment = [
+        "PATH=/bin", "HOME=/tmp", "XDG_CONFIG_HOME=/tmp/config", "XDG_RUNTIME_DIR=/tmp",
+        "DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/vm-bus", "FEEDBACK_THEME=/tmp/vm-theme.json",
+        "PULSE_SERVER=unix:/tmp/no-sound-server",
+    ]
+
+    /// Starts both and waits until the daemon owns org.sigxcpu.Feedback.
+    init(theme: String) throws(CaseFailure) {
+        let tools = ["/bin/dbus-daemon", "/bin/gdbus", "/bin/feedbackservicesd"]
+        for tool in tools where access(tool, X_OK) != 0 { throw CaseFailure("\(tool) is not in the initramfs") }
+        let config = """
+            <busconfig><type>session</type><listen>unix:path=/tmp/vm-bus</listen>
+            <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+            </busconfig>
+            """
+        try writeFile("/tmp/vm-bus.conf", config)
+        try writeFile("/tmp/vm-theme.json", theme)
+        unlink("/tmp/vm-bus")
+        bus = try startProgram("/bin/dbus-daemon", ["--config-file=/tmp/vm-bus.conf", "--nofork"], environment, log: "/tmp/vm-bus.log")
+        for _ in 0..<200 where access("/tmp/vm-bus", F_OK) != 0 { sleepMilliseconds(10) }
+        do {
+            daemon = try startProgram("/bin/feedbackservicesd", [], environment, log: "/tmp/vm-daemon.log")
+        } catch {
+            stopProgram(bus)
+            throw error
+        }
+        var owner = ""
+        for _ in 0..<300 {
+            owner = gdbus(
+                ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                 "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", "org.sigxcpu.Feedback"], environment).output
+            if owner.contains("uint32 \(daemon)") { break }
+            sleepMilliseconds(20)
+        }
+        guard owner.contains("uint32 \(daemon)") else {
+            let logs = "\(readLog("/tmp/vm-daemon.log")) \(readLog("/tmp/vm-bus.log"))"
+            stopProgram(daemon)
+            stopProgram(bus)
+            throw CaseFailure("feedbackservicesd did not take the name: \(owner) \(logs)")
+        }
+    }
+
+    /// What the daemon logged so far.
+    var log: String { readLog("/tmp/vm-daemon.log") }
+
+    /// `gdbus call` of org.sigxcpu.Feedback's `method` with `arguments`.
+    func call(_ method: String, _ arguments: [String]) -> (status: Int32, output: String) {
+        gdbus(Self.feedback + [method, "--"] + arguments, environment)
+    }
+
+    /// SIGTERM to the daemon (which puts back what it drives), then to the bus; waits for both.
+    func stop() {
+        stopProgram(daemon)
+        stopProgram(bus)
+    }
 }
 
 private func writeFile(_ path: String, _ text: String) throws(CaseFailure) {

@@ -129,13 +129,13 @@ func runLEDCases() {
 }
 
 /// A uinput device with keyboard LEDs and no force feedback.
-private func ledDevice(_ name: String) throws(CaseFailure) -> DeviceProgram {
+func ledDevice(_ name: String) throws(CaseFailure) -> DeviceProgram {
     try DeviceProgram(program: program, name: name, capabilities: "leds", maximumEffects: 0)
 }
 
 /// The name of the caps lock LED input-leds made for the device: `inputN::capslock`, N from the
 /// input device its event node belongs to (/sys/class/input/eventM/device → …/inputN).
-private func capsLockName(of device: DeviceProgram) throws(CaseFailure) -> String {
+func capsLockName(of device: DeviceProgram) throws(CaseFailure) -> String {
     let event = device.path.split(separator: "/").last.map(String.init) ?? ""
     var target = [CChar](repeating: 0, count: 512)
     let count = readlink("/sys/class/input/\(event)/device", &target, target.count - 1)
@@ -148,7 +148,7 @@ private func capsLockName(of device: DeviceProgram) throws(CaseFailure) -> Strin
 }
 
 /// The LED's `trigger` file as the kernel shows it, the active trigger bracketed.
-private func readTrigger(_ led: LEDInfo) -> String {
+func readTrigger(_ led: LEDInfo) -> String {
     readAttribute(led.path + "/trigger")
 }
 

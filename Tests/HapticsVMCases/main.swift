@@ -505,5 +505,11 @@ run("daemon-haptic-vibrate-and-rumble") {
 
 runLEDCases()
 
+run("daemon-led-feedback") {
+    // Its own minute, as the LED cases have theirs.
+    alarm(60)
+    return try daemonLEDCase()
+}
+
 print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed)")
 exit(failures == 0 ? 0 : 1)

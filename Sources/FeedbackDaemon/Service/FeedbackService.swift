@@ -18,7 +18,7 @@ package enum FeedbackEndReason: UInt32, Sendable {
     case explicit = 2
     /// The theme has no feedback for the event at this profile (libfeedback's −1, sent as `u`), or
     /// the `sound-file` hint named a file that could not be decoded (not a sound, longer than 30 s)
-    /// and nothing else played.
+    /// and nothing else played, or its only feedback is an LED's and no LED could blink.
     case notFound = 0xFFFF_FFFF
 }
 
@@ -61,6 +61,26 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// `maximumVibrateStep` ms, `FeedbackTheme.maximumDuration` ms in all (more: `InvalidArgs`; feedbackd
 /// cuts such patterns short silently). It returns false when there is no vibrator or the profile is
 /// silent, as feedbackd's does, and the vibration stops when its client leaves the bus.
+///
+/// An `Led` feedback blinks an LED found when the feedback starts (so an LED plugged in later is
+/// found without a watch, and an idle service makes no wake-ups for LEDs): as feedbackd, one that
+/// udev tagged `FEEDBACKD_TYPE=led` showing the colour, else the first tagged one in its own colour;
+/// where no LED is tagged at all (feedbackd's udev rules are not installed; feedbackd then blinks
+/// nothing), an LED whose name or channels show the colour (`LEDSelector.color`), never one without
+/// a colour such as a keyboard's caps lock. The blink runs until the feedback is ended — by
+/// `EndFeedback`, by its client leaving the bus, by the service stopping, or for timeout N by
+/// expiry — and then the LED gets back its trigger and brightness. It does not end by itself: as
+/// in feedbackd, a feedback with an LED and timeout −1 lasts until ended (its sound plays once),
+/// and its client leaving ends the blink even of a play-once feedback (feedbackd ends every
+/// feedback of a client that left). feedbackd lets a timed feedback's LED blink on after the
+/// timeout (it only stops restarting feedbacks then); here expiry ends it. LED feedback plays at
+/// every profile: themes list it under silent, which every level plays. Of two feedbacks that want
+/// one LED, the later takes it over when its theme `priority` is at least the running one's (all
+/// are 0 in Debian's theme, so the later wins, as in feedbackd, which leaves priority unhandled);
+/// a lower one does not blink (a log line). A feedback whose LED was taken over still runs until
+/// ended, as in feedbackd, and ending it leaves the LED to the newer one. An LED that cannot blink
+/// (none found: said once a run; a file that may not be written; an LED gone) gives one log line,
+/// and the rest of the feedback plays; a feedback with nothing else ends not-found.
 ///
 /// The event's vibration is the theme's own pattern (`VibraRumble`, `VibraPeriodic`,
 /// `VibraPattern`), played once for timeout −1 and repeated for as long as a looping or timed
@@ -145,6 +165,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package let limits: Limits
     /// The app ids whose `important` hint is honoured.
     package let importantApps: Set<String>
+    /// Where `Led` feedbacks find their LED.
+    package let leds: LEDDiscovery
     private let log: @Sendable (String) -> Void
     private let completions = DispatchQueue(label: "FeedbackService.completions")
 
@@ -159,6 +181,19 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var reason: FeedbackEndReason?
         /// The `sound-file` hint's open descriptor, closed when the feedback ends.
         var soundFile: Int32?
+        /// Whether its sound or vibration still plays through the manager.
+        var playing = false
+        /// The manager's result, kept from the end of the sound and vibration while a blink runs on.
+        var result: FeedbackResult?
+        /// The blinks of its `Led` feedbacks, until the feedback (or, for a play-once feedback, its
+        /// client) ends them.
+        var blinks: [LEDBlink] = []
+    }
+
+    /// The feedback blinking an LED, and its theme priority.
+    private struct LEDOwner {
+        var id: UInt32
+        var priority: UInt8
     }
 
     /// A client's trigger budget: tokens refill at `triggersPerSecond` up to `triggerBurst`.
@@ -181,17 +216,21 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var stopping = false
         var stopped = false
         var reportedNoVibrator = false
+        var reportedNoLED = false
+        /// By LED sysfs path; an entry goes when its feedback ends the blink.
+        var ledOwners: [String: LEDOwner] = [:]
     }
     private let state: Mutex<State>
 
     /// A service giving `theme`'s feedback through `manager` within `limits`, under the desktop's
-    /// sound settings `desktop`; `log` receives one line at a time.
+    /// sound settings `desktop`, blinking the LEDs `leds` finds; `log` receives one line at a time.
     package init(
         manager: FeedbackManager, theme: FeedbackTheme, desktop: DesktopSoundSettings = DesktopSoundSettings(),
-        limits: Limits = Limits(), importantApps: Set<String> = FeedbackService.defaultImportantApps,
-        log: @escaping @Sendable (String) -> Void
+        leds: LEDDiscovery = LEDDiscovery(), limits: Limits = Limits(),
+        importantApps: Set<String> = FeedbackService.defaultImportantApps, log: @escaping @Sendable (String) -> Void
     ) {
         self.manager = manager
+        self.leds = leds
         self.limits = limits
         self.importantApps = importantApps
         self.log = log
@@ -362,12 +401,14 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         if let path = hints.soundFile, level == .full, sounds {
             soundFile = try openSoundFile(path, feedback: id, event: event, who: who)
         }
-        guard effect != nil || soundFile != nil || pattern != nil else {
+        let wantsLED = feedbacks.contains { if case .led = $0 { true } else { false } }
+        let blinks = startBlinks(feedbacks, feedback: id, event: event, who: who)
+        guard effect != nil || soundFile != nil || pattern != nil || !blinks.isEmpty else {
             let why =
                 !sounds && feedbacks.contains { if case .sound = $0 { true } else { false } }
                 ? "event sounds are off in the desktop's settings (\(DesktopSoundSettings.schema) event-sounds)"
+                : wantsLED ? "its LED feedback found no LED to blink (see the LED log line)"
                 : "the theme has no feedback for it at profile \(level.rawValue)"
-                    + (feedbacks.isEmpty ? "" : " but LEDs, which are not driven yet")
             let unheard =
                 hints.important && !important
                 ? "; its important hint is not honoured: app id '\(appID)' is not among those allowed to override"
@@ -379,28 +420,93 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             return id
         }
         let hasSound = effect != nil || soundFile != nil
-        let type: FeedbackType = !hasSound ? .vibrateOnly : pattern != nil ? .audioAndVibrate : .audioOnly
-        let alert: AlertSound = soundFile.map { .file("/proc/self/fd/\($0)") } ?? .event(effect ?? event)
-        let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever)
+        let plays = hasSound || pattern != nil
         state.withLock {
             $0.feedbacks[id] = Ongoing(
-                client: client, appID: appID, event: event, once: timeout == -1, soundFile: soundFile)
+                client: client, appID: appID, event: event, once: timeout == -1, soundFile: soundFile, playing: plays,
+                blinks: blinks)
         }
         let connection = bus.connection
-        // The theme was read at the feedback's level: the manager plays what it gave, as full.
-        let playback = manager.play(
-            alert, type: type, options: options, vibration: pattern ?? .systemVibrate, profile: .full,
-            queue: completions
-        ) { [self] result in
-            connection.perform { [self] bus in finished(id, result: result, bus: bus) }
+        if plays {
+            let type: FeedbackType = !hasSound ? .vibrateOnly : pattern != nil ? .audioAndVibrate : .audioOnly
+            let alert: AlertSound = soundFile.map { .file("/proc/self/fd/\($0)") } ?? .event(effect ?? event)
+            let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever)
+            // The theme was read at the feedback's level: the manager plays what it gave, as full.
+            let playback = manager.play(
+                alert, type: type, options: options, vibration: pattern ?? .systemVibrate, profile: .full,
+                queue: completions
+            ) { [self] result in
+                connection.perform { [self] bus in finished(id, result: result, bus: bus) }
+            }
+            state.withLock { $0.feedbacks[id]?.playback = playback }
         }
-        state.withLock { $0.feedbacks[id]?.playback = playback }
         if timeout > 0 {
             DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout))) { [self] in
-                connection.perform { [self] _ in end(id, reason: .expired) }
+                connection.perform { [self] bus in end(id, reason: .expired, bus: bus) }
             }
         }
         return id
+    }
+
+    /// Starts a blink for each `Led` among `feedbacks` on the LED `chooseLED` finds, unless a
+    /// feedback of higher priority blinks it; one log line for each that cannot blink.
+    private func startBlinks(_ feedbacks: [ThemeFeedback], feedback id: UInt32, event: String, who: String)
+        -> [LEDBlink]
+    {
+        var blinks: [LEDBlink] = []
+        for case .led(let text, let millihertz, let percent, let priority) in feedbacks {
+            let color = FeedbackTheme.ledColor(text).color
+            do throws(LEDError) {
+                let led = try chooseLED(color)
+                if let holder = state.withLock({ $0.ledOwners[led.path] }), holder.id != id, holder.priority > priority {
+                    log(
+                        "feedback \(id) for event '\(event)' (\(who)): LED \(led.name) stays with feedback \(holder.id), "
+                            + "of priority \(holder.priority), above this one's \(priority)")
+                    continue
+                }
+                let pattern = try LEDBlinkPattern(millihertz: millihertz, brightnessPercent: percent)
+                let blink = try LEDBlink(led: led, pattern: pattern, color: led.colors.contains(color) ? color : nil)
+                state.withLock { $0.ledOwners[led.path] = LEDOwner(id: id, priority: priority) }
+                blinks.append(blink)
+            } catch {
+                let first = state.withLock { state in
+                    defer { if error.reason == .noDevice { state.reportedNoLED = true } }
+                    return !state.reportedNoLED
+                }
+                if error.reason != .noDevice {
+                    log("feedback \(id) for event '\(event)' (\(who)): its LED does not blink: \(error)")
+                } else if first {
+                    log("no LED, so feedbacks give no LED blink (said once): \(error)")
+                }
+            }
+        }
+        return blinks
+    }
+
+    /// The LED for `color`: as feedbackd, a udev-tagged one showing it, else the first tagged one;
+    /// where none is tagged, one whose name or channels show the colour.
+    private func chooseLED(_ color: LEDColor) throws(LEDError) -> LEDInfo {
+        do {
+            return try leds.led(.feedback(color))
+        } catch {
+            guard error.reason == .noDevice else { throw error }
+        }
+        if let tagged = try leds.leds().first(where: \.isFeedbackLED) { return tagged }
+        return try leds.led(.color(color))
+    }
+
+    /// Ends `blinks` of feedback `id`, which puts their LEDs back, and gives the LEDs up.
+    private func endBlinks(_ blinks: [LEDBlink], feedback id: UInt32) {
+        for blink in blinks {
+            state.withLock { state in
+                if state.ledOwners[blink.led.path]?.id == id { state.ledOwners[blink.led.path] = nil }
+            }
+            do {
+                try blink.end()
+            } catch {
+                log("feedback \(id): LED \(blink.led.name) is not put back as it was: \(error)")
+            }
+        }
     }
 
     /// Opens the `sound-file` hint's file for feedback `id`: a regular, readable file of at most
@@ -533,16 +639,23 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         // An id that already ended is not an error: a client's EndFeedback may cross its FeedbackEnded.
         guard let owner = state.withLock({ $0.feedbacks[id]?.client }) else { return }
         guard owner == client else { throw .accessDenied("feedback \(id) belongs to another client") }
-        end(id, reason: .explicit)
+        end(id, reason: .explicit, bus: bus)
     }
 
-    /// Stops feedback `id` if it still runs; `FeedbackEnded` follows when its parts have ended.
-    private func end(_ id: UInt32, reason: FeedbackEndReason) {
-        let playback = state.withLock { state -> FeedbackPlayback? in
-            guard state.feedbacks[id] != nil, state.feedbacks[id]?.reason == nil else { return nil }
-            state.feedbacks[id]?.reason = reason
-            return state.feedbacks[id]?.playback
+    /// Stops feedback `id` if it still runs; `FeedbackEnded` follows when its parts have ended:
+    /// at once for its blinks, when the manager reports for its sound and vibration. With
+    /// `blinksOnly` (a play-once feedback whose client left), its sound and vibration play on.
+    private func end(_ id: UInt32, reason: FeedbackEndReason, bus: BusContext, blinksOnly: Bool = false) {
+        let (playback, blinks, done) = state.withLock { state -> (FeedbackPlayback?, [LEDBlink], Bool) in
+            guard var ongoing = state.feedbacks[id], ongoing.reason == nil else { return (nil, [], false) }
+            let blinks = ongoing.blinks
+            ongoing.blinks = []
+            if !blinksOnly || !ongoing.playing { ongoing.reason = reason }
+            state.feedbacks[id] = ongoing
+            return (blinksOnly || !ongoing.playing ? nil : ongoing.playback, blinks, !ongoing.playing)
         }
+        endBlinks(blinks, feedback: id)
+        if done { complete(id, bus: bus) }
         playback?.stop()
     }
 
@@ -550,20 +663,31 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let (ids, vibration) = state.withLock { state in
             state.buckets[name] = nil
             return (
-                state.feedbacks.filter { $0.value.client == name && !$0.value.once }.map(\.key),
+                state.feedbacks.filter { $0.value.client == name }.map { ($0.key, $0.value.once) },
                 state.vibrations.removeValue(forKey: name)
             )
         }
-        for id in ids { end(id, reason: .explicit) }
+        // A play-once feedback's sound plays on; its blink, which nobody would end, does not.
+        for (id, once) in ids { end(id, reason: .explicit, bus: bus, blinksOnly: once) }
         vibration?.stop()
     }
 
-    /// The manager's result for `id`, on the bus thread.
+    /// The manager's result for `id`, on the bus thread: the feedback ends, unless it still blinks.
     private func finished(_ id: UInt32, result: FeedbackResult, bus: BusContext) {
+        let blinking = state.withLock { state in
+            state.feedbacks[id]?.playing = false
+            state.feedbacks[id]?.result = result
+            return state.feedbacks[id]?.blinks.isEmpty == false
+        }
+        if !blinking { complete(id, bus: bus) }
+    }
+
+    /// Feedback `id` has ended, all its parts: `FeedbackEnded`, on the bus thread.
+    private func complete(_ id: UInt32, bus: BusContext) {
         let (ended, firstNoVibrator, lastToStop) = state.withLock { state in
             let ended = state.feedbacks.removeValue(forKey: id)
             var firstNoVibrator = false
-            if case .noVibrator = result.vibration, !state.reportedNoVibrator {
+            if case .noVibrator = ended?.result?.vibration, !state.reportedNoVibrator {
                 state.reportedNoVibrator = true
                 firstNoVibrator = true
             }
@@ -573,15 +697,17 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         if let ended {
             if let fd = ended.soundFile { close(fd) }
             let who = "event '\(ended.event)' (client \(ended.client), app id '\(ended.appID)')"
-            if let problem = Self.problem(result) {
+            if let problem = ended.result.flatMap(Self.problem) {
                 log("feedback \(id) for \(who) did not play as asked: \(problem)")
             }
-            if firstNoVibrator, case .noVibrator(let error) = result.vibration {
+            if firstNoVibrator, case .noVibrator(let error)? = ended.result?.vibration {
                 log("no vibrator, so feedbacks give no vibration (said once): \(error)")
             }
             var reason = ended.reason ?? .natural
             // A sound-file that does not decode, with nothing else played: as an unknown event.
-            if ended.reason == nil, ended.soundFile != nil, case .failed = result.sound, result.vibration != .vibrated {
+            if ended.reason == nil, ended.soundFile != nil, let result = ended.result, case .failed = result.sound,
+                result.vibration != .vibrated
+            {
                 reason = .notFound
             }
             emitEnded(id, reason, bus: bus)
@@ -623,7 +749,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
         guard !already else { return }
         for vibration in state.withLock({ Array($0.vibrations.values) }) { vibration.stop() }
-        for id in ids { end(id, reason: .explicit) }
+        for id in ids { end(id, reason: .explicit, bus: bus) }
         if ids.isEmpty { return finishStopping(bus: bus) }
         let connection = bus.connection
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.shutdownGrace) { [self] in

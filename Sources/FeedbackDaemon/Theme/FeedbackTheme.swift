@@ -8,8 +8,11 @@ package enum ThemeFeedback: Sendable, Equatable {
     case sound(effect: String)
     /// `VibraRumble`, `VibraPeriodic` or `VibraPattern`, as a pattern.
     case vibration(VibrationPattern)
-    /// `Led`: accepted, not driven yet (issue 14).
-    case led(color: String)
+    /// `Led`: blink a notification LED in `color` (the theme's words: `red`, `green`, `blue`,
+    /// `white` or `#RRGGBB`; `FeedbackTheme.ledColor(_:)` maps them) at `millihertz` (0: a steady
+    /// light) and `brightnessPercent` of the LED's maximum; `priority` (0…255) decides which of two
+    /// feedbacks keeps an LED both want.
+    case led(color: String, millihertz: UInt32, brightnessPercent: UInt32, priority: UInt8)
 }
 
 /// Why a theme file could not be used. A value; safe to share across threads.
@@ -30,8 +33,12 @@ package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConve
 /// `Sound` (`effect`: a sound theme event), `VibraRumble` (`duration`, `count`, `pause` in ms,
 /// `magnitude` 0…1), `VibraPeriodic` (`duration`, `magnitude` 0…32767, `fade-in-time`,
 /// `fade-in-level`), `VibraPattern` (`magnitudes` 0…1 and `durations` in ms, pairwise) and `Led`
-/// (`color`, `frequency`). Unknown fields are ignored, as feedbackd ignores them; so are feedbacks of
-/// an unknown type, counted in `ignored`.
+/// (`color`, default white; `frequency` in mHz, default 0, a steady light; `max-brightness` in
+/// percent, 1…100, default 100; `priority` 0…255, default 0 — feedbackd's properties of its LED
+/// feedback, which it reads from the same keys). Unknown fields are ignored, as feedbackd ignores
+/// them; so are feedbacks of an unknown type, counted in `ignored`. An LED colour no LED here can be
+/// told to show (feedbackd's `#RRGGBB` other than the four colours, or a word it does not know) is
+/// shown white, as feedbackd shows a colour it cannot parse; `approximated` lists those entries.
 ///
 /// Profiles are levels, as feedbackd means them: a profile plays the feedbacks listed under it and
 /// under the profiles below it (full ⊃ quiet ⊃ silent). A theme with a `parent-name` inherits: for
@@ -60,8 +67,10 @@ package struct FeedbackTheme: Sendable {
     package let name: String
     /// The files read, the theme's own first, then its parents'.
     package let files: [String]
-    /// Feedbacks of an unknown type, and `Led` feedbacks, that were accepted and are not played.
+    /// Feedbacks of an unknown type, accepted and not played.
     package let ignored: [String]
+    /// `Led` feedbacks whose colour is shown white (see `ledColor(_:)`), with their colour.
+    package let approximated: [String]
     /// The feedbacks by profile level, then event; the parents' already merged in.
     private let levels: [FeedbackProfile: [String: [ThemeFeedback]]]
 
@@ -114,7 +123,25 @@ package struct FeedbackTheme: Sendable {
             }
         }
         return FeedbackTheme(
-            name: chain[0].file.name, files: chain.map(\.path), ignored: chain.flatMap(\.file.ignored), levels: levels)
+            name: chain[0].file.name, files: chain.map(\.path), ignored: chain.flatMap(\.file.ignored),
+            approximated: chain.flatMap(\.file.approximated), levels: levels)
+    }
+
+    /// The colour an LED shows for a theme's `Led` colour: the four names as they are, a `#RRGGBB`
+    /// with one channel lit as that channel's colour and with three equal ones as white; anything
+    /// else white, as feedbackd shows a colour it cannot parse (`exact` false). Our LEDs are told
+    /// a colour, not a mix, so feedbackd's other RGB values have no exact match here.
+    package static func ledColor(_ text: String) -> (color: LEDColor, exact: Bool) {
+        if let named = LEDColor(rawValue: text) { return (named, true) }
+        let digits = Array(text.utf8.dropFirst())
+        guard text.first == "#", digits.count == 6,
+            let value = UInt32(String(decoding: digits, as: UTF8.self), radix: 16)
+        else { return (.white, false) }
+        let channels = [(value >> 16) & 0xFF, (value >> 8) & 0xFF, value & 0xFF]
+        let lit = channels.filter { $0 != 0 }
+        if lit.count == 3 && Set(lit).count == 1 { return (.white, true) }
+        guard lit.count == 1, let index = channels.firstIndex(where: { $0 != 0 }) else { return (.white, false) }
+        return ([LEDColor.red, .green, .blue][index], true)
     }
 
     /// `<name>.json` in the first of `directories` that has one which is not in `excluded`.
@@ -144,6 +171,7 @@ struct ThemeFile {
     var parentName: String?
     var levels: [FeedbackProfile: [String: [ThemeFeedback]]] = [:]
     var ignored: [String] = []
+    var approximated: [String] = []
 
     static func read(_ path: String) throws(FeedbackThemeError) -> ThemeFile {
         let read: [UInt8]?
@@ -189,7 +217,9 @@ struct ThemeFile {
                     ignored.append("\(place) (\(event)): type \(entry.type.prefix(FeedbackTheme.maximumStringLength))")
                     continue
                 }
-                if case .led = feedback { ignored.append("\(place) (\(event)): Led") }
+                if case .led(let color, _, _, _) = feedback, !FeedbackTheme.ledColor(color).exact {
+                    approximated.append("\(place) (\(event)): '\(color)'")
+                }
                 levels[level, default: [:]][event, default: []].append(feedback)
             }
         }
@@ -259,7 +289,19 @@ struct ThemeFile {
         case "Led":
             let color = entry.color ?? "white"
             guard color.utf8.count <= FeedbackTheme.maximumStringLength else { throw fail("\(place): color is too long") }
-            return .led(color: color)
+            let millihertz = entry.frequency ?? 0
+            let brightness = entry.maxBrightness ?? 100
+            let priority = entry.priority ?? 0
+            guard (1...100).contains(brightness) else { throw fail("\(place): max-brightness \(brightness) is outside 1…100 %") }
+            guard (0...255).contains(priority) else { throw fail("\(place): priority \(priority) is outside 0…255") }
+            guard millihertz >= 0, millihertz <= UInt32.max, (try? LEDBlinkPattern(millihertz: UInt32(millihertz))) != nil else {
+                throw fail(
+                    "\(place): frequency \(millihertz) mHz is neither 0 (steady) nor "
+                        + "\(Int(LEDBlinkPattern.frequencyRange.lowerBound * 1000))…\(Int(LEDBlinkPattern.frequencyRange.upperBound * 1000)) mHz")
+            }
+            return .led(
+                color: color, millihertz: UInt32(millihertz), brightnessPercent: UInt32(brightness),
+                priority: UInt8(priority))
         default:
             return nil
         }
@@ -313,12 +355,17 @@ struct ThemeFile {
         var magnitudes: [Double]?
         var durations: [Int]?
         var color: String?
+        var frequency: Int?
+        var maxBrightness: Int?
+        var priority: Int?
 
         enum CodingKeys: String, CodingKey {
             case eventName = "event-name"
             case type, effect, duration, count, pause, magnitude
             case fadeInTime = "fade-in-time"
-            case magnitudes, durations, color
+            case magnitudes, durations, color, frequency
+            case maxBrightness = "max-brightness"
+            case priority
         }
     }
 }
