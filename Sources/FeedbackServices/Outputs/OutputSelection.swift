@@ -49,7 +49,8 @@ public enum AudioOutputSelection {
     /// The automatic choice (see `choice(server:environment:)`), connected and ready so the first
     /// sound starts at once. When PipeWire was chosen but its stream does not start within
     /// `timeout`, the PulseAudio engine (through pipewire-pulse, say) is tried next; when no sound
-    /// server answers, the engine on the ALSA PCM `alsaDevice(environment:)` names. An output
+    /// server answers, the engine on the ALSA PCM `alsaDevice(environment:)` names (unless
+    /// `PULSE_SERVER` names the server: see the code's comment). An output
     /// forced by `FEEDBACKSERVICES_OUTPUT` is the only one tried.
     ///
     /// - Parameters:
@@ -69,8 +70,10 @@ public enum AudioOutputSelection {
         var candidates = [kind]
         if environment[environmentVariable].map({ $0.isEmpty }) ?? true {
             if kind == .pipeWire { candidates.append(.pulseAudio) }
-            // The last resort, for machines with no sound server.
-            candidates.append(.alsa)
+            // The last resort, for machines with no sound server; not when PULSE_SERVER names one:
+            // ALSA's `default` then usually leads back to that server through the pulse plugin,
+            // which reads PULSE_SERVER too, and a server that hangs would hang that open as well.
+            if (environment["PULSE_SERVER"] ?? "").isEmpty { candidates.append(.alsa) }
         }
         for candidate in candidates {
             do {
