@@ -61,6 +61,14 @@ struct FeedbackThemeTests {
         let call = theme.feedbacks(for: "phone-incoming-call", profile: .quiet)
         #expect(call.count == 1)
         #expect(theme.feedbacks(for: "phone-incoming-call", profile: .full).count == 2)
+        // LEDs for what was missed, under every profile (silent and so quiet and full), as feedbackd's
+        // own theme has them.
+        let missed = ThemeFeedback.led(color: "blue", millihertz: 1000, brightnessPercent: 100, priority: 0)
+        for profile in FeedbackProfile.allCases {
+            #expect(theme.feedbacks(for: "message-missed-instant", profile: profile).last == missed, "\(profile)")
+        }
+        #expect(theme.feedbacks(for: "battery-caution", profile: .silent)
+            == [.led(color: "red", millihertz: 5000, brightnessPercent: 100, priority: 0)])
     }
 
     @Test func eventsVibrateWithTheThemesPatternRepeatedWhileTheyLast() throws {

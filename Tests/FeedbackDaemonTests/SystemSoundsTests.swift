@@ -255,10 +255,13 @@ struct SystemSoundsTests {
     @Test func aFloodOfPlaysIsRefusedByALimitAndTheServiceGoesOn() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()
+        let started = MonotonicClock.now
         let lines = try run(harness, "flood", "button-pressed", "200")
+        let elapsed = MonotonicClock.now - started
         let accepted = try #require(Self.value(lines, "ok").flatMap(Int.init), "\(lines)")
-        // At most the burst (40) or the plays one client may have at once (32), whichever came first.
-        #expect(accepted >= 32 && accepted <= 41, "\(lines)")
+        // At most the burst (40) or the plays one client may have at once (32), whichever came first,
+        // plus what the rate (20 a second) gave back while the flood lasted (longer on a busy machine).
+        #expect(accepted >= 32 && accepted <= 41 + Int(20 * elapsed), "\(lines) in \(elapsed) s")
         #expect(lines.contains { $0.contains("org.freedesktop.DBus.Error.LimitsExceeded") }, "\(lines)")
         // Another client is not held back by it.
         #expect(gdbusCall(harness, "ListSounds").status == 0)
