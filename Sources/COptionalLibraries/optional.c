@@ -352,6 +352,10 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
     FORWARD(FBS_LIBRARY_ALSA, snd_pcm_writei, ALSA_FAILED);
     return real(pcm, buffer, size);
 }
+snd_pcm_type_t snd_pcm_type(snd_pcm_t *pcm) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_type, return SND_PCM_TYPE_HW);
+    return real(pcm);
+}
 const char *snd_strerror(int errnum) {
     FORWARD(FBS_LIBRARY_ALSA, snd_strerror, return libraries[FBS_LIBRARY_ALSA].error);
     return real(errnum);

@@ -156,7 +156,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         pump()
         // Whether the device lets written frames be taken back shows only once some are queued.
         let rewindable = device.rewindable()
-        if configuration.rewinds && rewindable > rewindSafety {
+        if configuration.rewinds && !device.isSharedMixer && rewindable > rewindSafety {
             rewritesEnabled = true
             queueFrames = device.bufferFrames
         }

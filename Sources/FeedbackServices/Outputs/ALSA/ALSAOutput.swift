@@ -8,9 +8,10 @@ public import Dispatch
 /// back (`snd_pcm_rewindable` > 0: `hw`, `plughw`), the ring keeps a safe `bufferDuration` queued
 /// and a change rewinds it (`snd_pcm_rewind`) to just ahead of the device's position and renders
 /// the region again with the change applied, so a new sound starts at once. Where it does not
-/// (or with `rewinds` off), the ring is kept only `shortQueueDuration` full instead. dmix is
-/// measured both ways in the VM: at open it reported 0 rewindable frames in some runs (short
-/// queue) and 336-480 in others, and then one new sound in five still came a ring late.
+/// (or with `rewinds` off), the ring is kept only `shortQueueDuration` full instead. dmix always
+/// gets the short queue: in the VM it reported 0 rewindable frames at some opens and 336-480 at
+/// others, and after its rewinds one new sound in five came a ring late, or now and then was
+/// never heard.
 ///
 /// Lifecycle. The PCM opens on the first `play` (or `prepare()`), closes after `idleTimeout`
 /// without sound, and opens again on the next `play`. Completions: `.finished` once the device has

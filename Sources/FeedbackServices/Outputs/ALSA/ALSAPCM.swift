@@ -64,6 +64,9 @@ final class ALSAPCM {
     /// The ring's length and the unit the device moves in, as the device granted them.
     let bufferFrames: Int
     let periodFrames: Int
+    /// Whether the PCM is dmix, which mixes several programs into one device: rewinding it is not
+    /// to be trusted (in the VM a sound played after a rewind was, now and then, never heard).
+    let isSharedMixer: Bool
     private let pcm: OpaquePointer
     /// The mix converted to the device's format; `maximumWriteFrames` frames.
     private let converted: UnsafeMutableRawPointer
@@ -93,6 +96,7 @@ final class ALSAPCM {
         }
         self.name = name
         self.rate = rate
+        isSharedMixer = snd_pcm_type(handle) == SND_PCM_TYPE_DMIX
         pcm = handle
         self.maximumWriteFrames = maximumWriteFrames
         converted = .allocate(byteCount: maximumWriteFrames * 2 * 4, alignment: 16)
