@@ -239,11 +239,16 @@ public final class FeedbackManager: Sendable {
     /// only when the profile lets it play.
     ///
     /// - Parameters:
+    ///   - alert: the sound: a sound ID, a theme event or a file.
+    ///   - type: sound, vibration or both.
+    ///   - options: how the sound plays (volume, pan, repeats, fade-in).
     ///   - vibration: the pattern the vibration part plays (`VibrationPattern.systemVibrate`, the
     ///     400 ms buzz of `kSystemSoundID_Vibrate`, by default): a feedback theme's rumble for an
     ///     event, or a client's own pattern. It plays once, whatever `options.playCount` says.
     ///   - profile: the profile this play obeys, over `profileOverride` and the settings; nil to
     ///     obey them. The session service passes the level its feedback theme was read at.
+    ///   - queue: where `completion` runs.
+    ///   - completion: runs exactly once, with what was done; nil for none.
     @discardableResult
     public func play(
         _ alert: AlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
