@@ -118,16 +118,16 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
     }
 
     func play(
-        _ buffer: PCMBuffer, options: PlaybackOptions, queue: DispatchQueue,
+        _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
+        play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
     }
 
     /// Starts a voice `offset` seconds into `source` (a seek). A stream source is cancelled (its
     /// feeder stops) when the voice ends, however it ends.
     func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
         let voice: (samples: VoiceSamples, offset: Int64)
@@ -135,10 +135,10 @@ final class PulseAudioEngine: TimelineControl, @unchecked Sendable {
             voice = try source.samples(
                 at: configuration.sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
         } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+            return PlaybackHandle.failed(error, delivery: delivery, completion: completion)
         }
         let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
+        let handle = PlaybackHandle(id: id, control: self, delivery: delivery, completion: completion)
         let accepted = shared.withLock { shared in
             guard !shared.closed else { return false }
             shared.handles[id] = handle
