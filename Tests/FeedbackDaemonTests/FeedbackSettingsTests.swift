@@ -194,6 +194,13 @@ extension FeedbackDaemonTests {
             return heard - called
         }
         let warm = try click(1)
+        // A timed feedback too (from a client that stays: one that leaves ends it at once): its
+        // timeout is a timer of the bus loop, which must not wake the daemon later.
+        let timed = try harness.python("hold", "button-pressed", "1", holdStdin: true)
+        let line = try #require(timed.waitForOutput(containing: "id ", timeout: 10), "\(timed.errors)")
+        #expect(monitor.ended(try #require(UInt32(line.dropFirst(3))), timeout: 3) == FeedbackEndReason.expired.rawValue)
+        timed.closeStdin()
+        timed.wait(timeout: 5)
         // The stream closes a second after the sound; the play's own threads have ended long before.
         usleep(4_000_000)
         let inputs = runProcess("/usr/bin/pactl", ["list", "short", "sink-inputs"], environment: ["PULSE_SERVER=\(pulse.server)"])
@@ -211,7 +218,7 @@ extension FeedbackDaemonTests {
         print("idle daemon: \(woke.count) of \(after.count) threads woke in 3 s (\(after.keys.sorted().joined(separator: ", ")))")
         // The first trigger after idle still plays; how long it took, beside the first one (the
         // stream opened at start), both from the start of a gdbus process to the first sample.
-        let cold = try click(2)
+        let cold = try click(3)
         print("idle daemon: gdbus call → first sample \(Int(warm * 1000)) ms with the stream open, \(Int(cold * 1000)) ms after idle (stream reopened)")
     }
 }
