@@ -308,6 +308,19 @@ public final class FeedbackManager: Sendable {
             delivery: .queue(queue), completion: completion)
     }
 
+    /// `play(_:type:options:vibration:profile:queue:completion:)` of a resolved sound, with
+    /// `completion` handed to `delivery` (a caller's own loop) rather than a queue.
+    @discardableResult
+    package func play(
+        _ resolved: ResolvedAlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
+        vibration: VibrationPattern = .systemVibrate, profile: FeedbackProfile? = nil,
+        delivery: Delivery, completion: (@Sendable (FeedbackResult) -> Void)?
+    ) -> FeedbackPlayback {
+        start(
+            .resolved(resolved), type: type, options: options, vibration: vibration, profile: profile,
+            delivery: delivery, completion: completion)
+    }
+
     /// Stops every play of `id` that is still running (FeedbackServices' addition: AudioServices
     /// cannot stop a system sound).
     /// - Returns: how many plays were stopped.
