@@ -1,5 +1,5 @@
 import CSystemd
-import FeedbackServices
+package import FeedbackServices
 import Glibc
 import Synchronization
 
@@ -9,8 +9,8 @@ import Synchronization
 /// goes through a `BusContext`, which only the bus thread gets: handlers receive one, and other
 /// threads hand work over with `perform(_:)`.
 ///
-/// The loop sleeps in `epoll_wait` until a message, a handed-over job or a signal arrives: an idle
-/// connection makes no wake-ups.
+/// The loop sleeps in `epoll_wait` until a message, a handed-over job, a signal or a timer
+/// (`BusContext.after`) arrives: an idle connection makes no wake-ups.
 ///
 /// Thread safety: `perform` and `join` may be called from any thread; `setUp` and `start` from the
 /// thread that opened the connection, before the loop runs.
@@ -79,6 +79,7 @@ package final class BusConnection: @unchecked Sendable {
         // Slots first: they point into the vtables, strings and boxes freed after them.
         for slot in registrations.slots { sd_bus_slot_unref(slot) }
         for source in registrations.eventSources { sd_event_source_unref(source) }
+        for timer in registrations.timers { sd_event_source_unref(timer) }
         sd_bus_detach_event(bus)
         sd_bus_flush_close_unref(bus)
         sd_event_unref(event)
@@ -119,6 +120,12 @@ package final class BusConnection: @unchecked Sendable {
         wake.signal()
     }
 
+    /// Work handed to the bus thread (`perform`): where the library delivers what would otherwise
+    /// start a Dispatch worker.
+    package var delivery: Delivery {
+        Delivery { [self] work in perform { _ in work() } }
+    }
+
     private func loop() {
         exitCode.store(sd_event_loop(event), ordering: .releasing)
         // The signals and replies the last jobs queued go out before the connection closes.
@@ -144,6 +151,8 @@ package final class BusConnection: @unchecked Sendable {
 struct Registrations {
     var slots: [OpaquePointer] = []
     var eventSources: [OpaquePointer] = []
+    /// Timers (`BusContext.after`) that have not fired yet; each is freed when it fires.
+    var timers: Set<OpaquePointer> = []
     var vtables: [UnsafeMutablePointer<sd_bus_vtable>] = []
     var strings: [UnsafeMutablePointer<CChar>] = []
     var boxes: [Unmanaged<AnyObject>] = []

@@ -173,6 +173,32 @@ package struct BusContext {
         }
     }
 
+    /// Calls `handler` on the bus thread once, `seconds` from now (`sd_event_add_time_relative` on
+    /// `CLOCK_MONOTONIC`, to the millisecond). The loop sleeps until then: a timer is one wake-up,
+    /// where a Dispatch timer would start libdispatch's manager thread (see `Delivery`).
+    package func after(_ seconds: Double, _ handler: @escaping (BusContext) -> Void) throws(BusError) {
+        let box = Unmanaged.passRetained(EventBox(handler: handler, connection: connection))
+        var source: OpaquePointer?
+        let microseconds = UInt64(max(0, seconds) * 1_000_000)
+        let added = sd_event_add_time_relative(
+            connection.event, &source, CLOCK_MONOTONIC, microseconds, 1000,
+            { source, _, userdata in
+                let box = Unmanaged<EventBox>.fromOpaque(userdata!).takeUnretainedValue()
+                box.connection.registrations.timers.remove(source!)
+                let result = EventBox.fire(userdata)
+                // Freed once this callback returns (sd-event defers it); its destroy callback
+                // releases the box.
+                sd_event_source_unref(source)
+                return result
+            }, box.toOpaque())
+        guard added >= 0, let source else {
+            box.release()
+            throw BusError(code: -added, "adding a timer")
+        }
+        sd_event_source_set_destroy_callback(source) { Unmanaged<EventBox>.fromOpaque($0!).release() }
+        connection.registrations.timers.insert(source)
+    }
+
     /// Adds an event source with `add` (given where to put the source and the userdata its
     /// callback passes to `EventBox.fire`), kept as long as the connection.
     private func addEventSource(

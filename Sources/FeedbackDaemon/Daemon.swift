@@ -1,4 +1,3 @@
-import Dispatch
 import FeedbackBus
 import FeedbackServices
 import FoundationEssentials
@@ -10,8 +9,9 @@ import Glibc
 /// line) and the desktop's sound settings (`DesktopSoundSettings`). The settings file's directory
 /// is watched with inotify, so a profile another process stores (`feedbackctl profile`) is
 /// announced with `PropertiesChanged`. Idle: after `--idle-timeout` seconds without sound the
-/// sound-server stream closes; the daemon then sleeps in `epoll_wait` with nothing due, and the
-/// next feedback opens the stream again.
+/// sound-server stream closes; the daemon then sleeps in `epoll_wait` with nothing due, every
+/// thread of it (no Dispatch worker ever runs, so libdispatch's 1 Hz workqueue monitor never
+/// starts: see `Delivery`), and the next feedback opens the stream again.
 ///
 /// LEDs are found under `/sys/class/leds` when a feedback wants one (`FeedbackService`). The
 /// option `--sysfs-root <dir>`, left out of the help because it is for tests, finds them under
@@ -121,7 +121,9 @@ package enum Daemon {
             openAudioOutput: { () throws(PlaybackError) -> any AudioOutput in
                 try openEngine(idleTimeout: idle, environment: environment)
             }, settings: FeedbackSettings(environment: environment),
-            themeResolver: soundThemeResolver(desktop: desktop, environment: environment))
+            themeResolver: soundThemeResolver(desktop: desktop, environment: environment),
+            // Threads and the bus loop, never a Dispatch worker: idle, the daemon makes no wake-ups.
+            scheduling: .threads(loop: connection.delivery))
         let service = FeedbackService(
             manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), log: log)
         let sounds = SystemSoundsService(manager: manager, log: log)
@@ -140,7 +142,7 @@ package enum Daemon {
                 try bus.onSignal(SIGINT, stop)
                 try bus.onSignal(SIGHUP) { _ in
                     // Off the bus thread: reading the theme and running gsettings take milliseconds.
-                    DispatchQueue.global().async {
+                    startDetachedThread(name: "reload") {
                         reload(service: service, locations: locations, environment: environment)
                     }
                 }

@@ -216,6 +216,41 @@ extension AudioServerSuites {
             #expect(final.values.allSatisfy { $0 == 1 })
         }
 
+        /// The session service's scheduling: plays on threads of their own, the sound's end handed to
+        /// the caller's loop, and no Dispatch thread involved (libdispatch names its workers
+        /// "DispatchWorker", its manager after a root queue).
+        @Test func threadSchedulingHandsEveryEndToTheLoopExactlyOnce() throws {
+            let handedOver = Mutex<[String]>([])
+            let threadName: @Sendable () -> String = {
+                ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").filter { $0 != "\n" }
+            }
+            let loop = Delivery { work in
+                handedOver.withLock { $0.append(threadName()) }
+                work()
+            }
+            let manager = FeedbackManager(
+                registry: registry, audioOutput: output, openAudioOutput: { () throws(PlaybackError) -> any AudioOutput in throw PlaybackError(.outputClosed) },
+                vibrator: .none, settings: FeedbackSettings(path: nil), scheduling: .threads(loop: loop))
+            manager.profileOverride = .full
+            let id = try chirp(seconds: 0.05)
+            let completions = Mutex<[Int: [String]]>([:])
+            let done = DispatchSemaphore(value: 0)
+            onThreads(16) { index in
+                manager.play(.id(id), type: .audioOnly, delivery: .immediate) { result in
+                    completions.withLock { $0[index, default: []].append(threadName()) }
+                    #expect(result.sound == .played)
+                    done.signal()
+                }
+            }
+            for _ in 0..<16 { #expect(done.wait(timeout: .now() + 10) == .success) }
+            usleep(300_000)
+            let reported = completions.withLock { $0 }
+            #expect(reported.count == 16 && reported.values.allSatisfy { $0.count == 1 })
+            #expect(handedOver.withLock { $0.count } == 16, "each sound's end went through the loop")
+            let names = Set(reported.values.joined()).union(handedOver.withLock { $0 })
+            #expect(!names.contains { $0.hasPrefix("Dispatch") || $0.contains("qos") }, "\(names)")
+        }
+
         @Test func stoppingEndsTheSoundAndReportsIt() throws {
             let manager = manager()
             let id = try chirp(seconds: 3)

@@ -1,4 +1,3 @@
-import Dispatch
 package import FeedbackBus
 package import FeedbackServices
 import Glibc
@@ -99,7 +98,9 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// the app id and why.
 ///
 /// Thread safety: the bus thread calls the handler methods; the state is behind a Mutex, and the
-/// manager's completions are handed to the bus thread, so signals go out in order there.
+/// manager's completions are handed to the bus thread, so signals go out in order there. Nothing
+/// here starts a Dispatch worker (timers are the bus loop's, `BusContext.after`): with a manager
+/// scheduled on threads (`FeedbackManager.Scheduling.threads`), an idle service makes no wake-ups.
 package final class FeedbackService: BusObjectHandler, Sendable {
     /// The bus name feedbackd's clients call.
     package static let busName = "org.sigxcpu.Feedback"
@@ -168,7 +169,6 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// Where `Led` feedbacks find their LED.
     package let leds: LEDDiscovery
     private let log: @Sendable (String) -> Void
-    private let completions = DispatchQueue(label: "FeedbackService.completions")
 
     private struct Ongoing {
         var client: String
@@ -434,15 +434,17 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             // The theme was read at the feedback's level: the manager plays what it gave, as full.
             let playback = manager.play(
                 alert, type: type, options: options, vibration: pattern ?? .systemVibrate, profile: .full,
-                queue: completions
+                delivery: .immediate
             ) { [self] result in
                 connection.perform { [self] bus in finished(id, result: result, bus: bus) }
             }
             state.withLock { $0.feedbacks[id]?.playback = playback }
         }
         if timeout > 0 {
-            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout))) { [self] in
-                connection.perform { [self] bus in end(id, reason: .expired, bus: bus) }
+            do {
+                try bus.after(Double(timeout)) { [self] bus in end(id, reason: .expired, bus: bus) }
+            } catch {
+                log("feedback \(id) for event '\(event)' (\(who)) plays until ended: its \(timeout) s timeout cannot be set: \(error)")
             }
         }
         return id
@@ -596,7 +598,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let connection = bus.connection
         let holder = Mutex<FeedbackPlayback?>(nil)
         let playback = manager.play(
-            .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: made, queue: completions
+            .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: made, delivery: .immediate
         ) { [self] result in
             connection.perform { [self] _ in
                 state.withLock { state in
@@ -751,20 +753,23 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         for vibration in state.withLock({ Array($0.vibrations.values) }) { vibration.stop() }
         for id in ids { end(id, reason: .explicit, bus: bus) }
         if ids.isEmpty { return finishStopping(bus: bus) }
-        let connection = bus.connection
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.shutdownGrace) { [self] in
-            connection.perform { [self] bus in
-                let late = state.withLock { state in
-                    defer { state.feedbacks.removeAll() }
-                    return state.feedbacks.map { ($0.key, $0.value.reason ?? .explicit) }
-                }
-                // Their sound files stay open: a decode may still read them, and the process ends.
-                for (id, reason) in late {
-                    log("feedback \(id) did not stop within \(Self.shutdownGrace) s; reported ended")
-                    emitEnded(id, reason, bus: bus)
-                }
-                finishStopping(bus: bus)
+        let reportLate: (BusContext) -> Void = { [self] bus in
+            let late = state.withLock { state in
+                defer { state.feedbacks.removeAll() }
+                return state.feedbacks.map { ($0.key, $0.value.reason ?? .explicit) }
             }
+            // Their sound files stay open: a decode may still read them, and the process ends.
+            for (id, reason) in late {
+                log("feedback \(id) did not stop within \(Self.shutdownGrace) s; reported ended")
+                emitEnded(id, reason, bus: bus)
+            }
+            finishStopping(bus: bus)
+        }
+        do {
+            try bus.after(Self.shutdownGrace, reportLate)
+        } catch {
+            log("cannot wait for the feedbacks to stop (\(error)); reporting them ended now")
+            reportLate(bus)
         }
     }
 

@@ -1,4 +1,3 @@
-import Dispatch
 package import FeedbackBus
 package import FeedbackServices
 import FoundationEssentials
@@ -86,7 +85,6 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// The limits in force.
     package let limits: Limits
     private let log: @Sendable (String) -> Void
-    private let completions = DispatchQueue(label: "SystemSoundsService.completions")
 
     private struct Play {
         var client: String
@@ -154,7 +152,9 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         case "Register":
             let path = try message.readString()
             let reply = bus.answerLater(message)
-            DispatchQueue.global().async { [self] in
+            // A thread of its own, not a Dispatch worker: that would start libdispatch's 1 Hz
+            // workqueue monitor for the rest of the process (see `Delivery`).
+            startDetachedThread(name: "register") { [self] in
                 reply.send(Result { () throws(BusError) in [.uint32(try register(path: path))] })
             }
             return []
@@ -168,7 +168,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 throw error
             }
             let reply = bus.answerLater(message)
-            DispatchQueue.global().async { [self] in
+            startDetachedThread(name: "register") { [self] in
                 defer { close(descriptor) }
                 reply.send(Result { () throws(BusError) in [.uint32(try register(descriptor: descriptor, name: name, client: client))] })
             }
@@ -273,7 +273,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             return id
         }
         let connection = bus.connection
-        let playback = manager.play(sound, type: options.type, options: options.playback, queue: completions) {
+        let playback = manager.play(sound, type: options.type, options: options.playback, delivery: .immediate) {
             [self] result in
             connection.perform { [self] bus in ended(id, result: result, bus: bus) }
         }

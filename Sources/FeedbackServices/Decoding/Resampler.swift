@@ -1,5 +1,4 @@
 internal import CSoxr
-import Dispatch
 import Synchronization
 
 /// Sample-rate conversion with libsoxr at its "high quality" recipe (`SOXR_HQ`: 20-bit precision,
@@ -35,12 +34,25 @@ enum Resampler {
             }
         }
         let results = Mutex<[Int: Result<[Float], SoundError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: channels) { channel in
+        let convert: @Sendable (Int) -> Void = { channel in
             let result = Result { () throws(SoundError) in
                 try oneshot(planes[channel], channels: 1, inputRate, outputRate, capacity, source)
             }
             results.withLock { $0[channel] = result }
         }
+        // Threads of our own rather than `concurrentPerform`: a Dispatch worker would start
+        // libdispatch's 1 Hz workqueue monitor for the rest of the process (see `Delivery`). The
+        // first channel runs here; a channel whose thread cannot start runs here too.
+        var helpers: [Thread] = []
+        for channel in 1..<channels {
+            if let helper = try? startThread(name: "fbs-resample", { convert(channel) }) {
+                helpers.append(helper)
+            } else {
+                convert(channel)
+            }
+        }
+        convert(0)
+        for helper in helpers { helper.join() }
         let converted = try results.withLock { table throws(SoundError) in
             try (0..<channels).map { channel throws(SoundError) in try table[channel]!.get() }
         }

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// The voices an output plays and the one set of rules by which commands change them: fade-in, a
 /// `replacing` crossfade aligned to the frame, the click-free stop ramp, fade-out, volume and pan
 /// ramps, and when and how each voice ends. Every output that mixes (the PulseAudio engine, the
@@ -222,7 +220,7 @@ extension TimelineControl {
     /// refuses it (the output is closed), the stream's feeder stops and the play ends
     /// `.failed(.outputClosed)`. A source that cannot be read ends the play `.failed` at once.
     func startVoice(
-        _ source: VoiceSource, from offset: Double, sampleRate: Int, options: PlaybackOptions, queue: DispatchQueue,
+        _ source: VoiceSource, from offset: Double, sampleRate: Int, options: PlaybackOptions, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?,
         enqueue: (_ id: UInt64, _ handle: PlaybackHandle, _ start: Timeline.Command) -> Bool
     ) -> PlaybackHandle {
@@ -230,10 +228,10 @@ extension TimelineControl {
         do {
             voice = try source.samples(at: sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
         } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+            return PlaybackHandle.failed(error, delivery: delivery, completion: completion)
         }
         let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, queue: queue, completion: completion)
+        let handle = PlaybackHandle(id: id, control: self, delivery: delivery, completion: completion)
         let start = Timeline.Command.start(id: id, samples: voice.samples, offset: voice.offset, options: options)
         if !enqueue(id, handle, start) {
             voice.samples.cancel()

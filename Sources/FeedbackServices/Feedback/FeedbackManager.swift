@@ -46,6 +46,18 @@ public enum VibratorSource: Sendable {
 /// lookup, decode and device opening run on a background queue. Completions run on the queue given,
 /// exactly once per play.
 public final class FeedbackManager: Sendable {
+    /// How a manager runs each play's lookup and decode, and where the parts report their ends.
+    package enum Scheduling: Sendable {
+        /// On Dispatch: a concurrent work queue, the sound's end on the global queue (the default).
+        case dispatch
+        /// Each play's lookup and decode on a thread of its own, and the sound's end handed to
+        /// `loop`: for a caller that runs its own loop and must never start a Dispatch worker
+        /// (`Delivery` says why; the session service, idle, makes no wake-ups). The engine hands its
+        /// ends over so; another output reports on the global queue. A thread that cannot be
+        /// started leaves the work to Dispatch after all.
+        case threads(loop: Delivery)
+    }
+
     /// The process-wide manager, on `SoundRegistry.shared` and the user's settings. The
     /// AudioServices functions play through it.
     public static let shared = FeedbackManager()
@@ -76,6 +88,7 @@ public final class FeedbackManager: Sendable {
     private let sounds: AlertSoundResolver
     private let openAudioOutput: @Sendable () throws(PlaybackError) -> any AudioOutput
     private let work = DispatchQueue(label: "FeedbackManager.work", qos: .userInitiated, attributes: .concurrent)
+    private let scheduling: Scheduling
 
     /// Creates a manager.
     /// - Parameters:
@@ -87,7 +100,7 @@ public final class FeedbackManager: Sendable {
     ///   - vibrator: where vibration goes (the first device in `/dev/input` by default).
     ///   - settings: where the profile is read.
     ///   - themeResolver: how system sounds and events are found; nil for `SoundThemeResolver.standard()` at each play.
-    public init(
+    public convenience init(
         registry: SoundRegistry = .shared, audioOutput: (any AudioOutput)? = nil,
         openAudioOutput: @escaping @Sendable () throws(PlaybackError) -> any AudioOutput = {
             try AudioOutputSelection.automatic(server: nil)
@@ -95,6 +108,20 @@ public final class FeedbackManager: Sendable {
         vibrator: VibratorSource = .discovery(VibratorDiscovery()), settings: FeedbackSettings = FeedbackSettings(),
         themeResolver: SoundThemeResolver? = nil
     ) {
+        self.init(
+            registry: registry, audioOutput: audioOutput, openAudioOutput: openAudioOutput, vibrator: vibrator,
+            settings: settings, themeResolver: themeResolver, scheduling: .dispatch)
+    }
+
+    /// Creates a manager that runs its work as `scheduling` says; the other parameters are the
+    /// public initializer's.
+    package init(
+        registry: SoundRegistry = .shared, audioOutput: (any AudioOutput)? = nil,
+        openAudioOutput: @escaping @Sendable () throws(PlaybackError) -> any AudioOutput,
+        vibrator: VibratorSource = .discovery(VibratorDiscovery()), settings: FeedbackSettings = FeedbackSettings(),
+        themeResolver: SoundThemeResolver? = nil, scheduling: Scheduling
+    ) {
+        self.scheduling = scheduling
         self.registry = registry
         self.settings = settings
         self.openAudioOutput = openAudioOutput
@@ -256,7 +283,20 @@ public final class FeedbackManager: Sendable {
         queue: DispatchQueue = .global(), completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
         start(
-            .alert(alert), type: type, options: options, vibration: vibration, profile: profile, queue: queue,
+            .alert(alert), type: type, options: options, vibration: vibration, profile: profile,
+            delivery: .queue(queue), completion: completion)
+    }
+
+    /// `play(_:type:options:vibration:profile:queue:completion:)`, with `completion` handed to
+    /// `delivery` (a caller's own loop) rather than a queue.
+    @discardableResult
+    package func play(
+        _ alert: AlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
+        vibration: VibrationPattern = .systemVibrate, profile: FeedbackProfile? = nil,
+        delivery: Delivery, completion: (@Sendable (FeedbackResult) -> Void)?
+    ) -> FeedbackPlayback {
+        start(
+            .alert(alert), type: type, options: options, vibration: vibration, profile: profile, delivery: delivery,
             completion: completion)
     }
 
@@ -269,8 +309,21 @@ public final class FeedbackManager: Sendable {
         queue: DispatchQueue = .global(), completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
         start(
-            .resolved(resolved), type: type, options: options, vibration: vibration, profile: profile, queue: queue,
-            completion: completion)
+            .resolved(resolved), type: type, options: options, vibration: vibration, profile: profile,
+            delivery: .queue(queue), completion: completion)
+    }
+
+    /// `play(_:type:options:vibration:profile:queue:completion:)` of a resolved sound, with
+    /// `completion` handed to `delivery` (a caller's own loop) rather than a queue.
+    @discardableResult
+    package func play(
+        _ resolved: ResolvedAlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
+        vibration: VibrationPattern = .systemVibrate, profile: FeedbackProfile? = nil,
+        delivery: Delivery, completion: (@Sendable (FeedbackResult) -> Void)?
+    ) -> FeedbackPlayback {
+        start(
+            .resolved(resolved), type: type, options: options, vibration: vibration, profile: profile,
+            delivery: delivery, completion: completion)
     }
 
     /// Stops every play of `id` that is still running (FeedbackServices' addition: AudioServices
@@ -314,7 +367,7 @@ public final class FeedbackManager: Sendable {
 
     private func start(
         _ request: Request, type: FeedbackType, options: PlaybackOptions, vibration: VibrationPattern,
-        profile asked: FeedbackProfile?, queue: DispatchQueue, completion: (@Sendable (FeedbackResult) -> Void)?
+        profile asked: FeedbackProfile?, delivery: Delivery, completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
         let (playback, profile) = state.withLock { state in
             defer { state.nextID += 1 }
@@ -322,17 +375,21 @@ public final class FeedbackManager: Sendable {
             state.active[playback.id] = playback
             return (playback, asked ?? state.profileOverride)
         }
-        work.async { [self] in
+        let job: @Sendable () -> Void = { [self] in
             run(request, playback: playback, type: type, options: options, vibration: vibration,
-                profile: profile ?? settings.profile, queue: queue, completion: completion)
+                profile: profile ?? settings.profile, delivery: delivery, completion: completion)
+        }
+        switch scheduling {
+        case .dispatch: work.async(execute: job)
+        case .threads: startDetachedThread(name: "fbs-play", job)
         }
         return playback
     }
 
-    /// One play, on the work queue.
+    /// One play, on the work queue or its own thread.
     private func run(
         _ request: Request, playback: FeedbackPlayback, type: FeedbackType, options: PlaybackOptions,
-        vibration pattern: VibrationPattern, profile: FeedbackProfile, queue: DispatchQueue,
+        vibration pattern: VibrationPattern, profile: FeedbackProfile, delivery: Delivery,
         completion: (@Sendable (FeedbackResult) -> Void)?
     ) {
         let join = playback.join
@@ -365,7 +422,7 @@ public final class FeedbackManager: Sendable {
             playback.markEnded()
             let result = FeedbackResult(
                 alert: request.alert, feedbackType: type, profile: profile, sound: sound, vibration: vibration)
-            if let completion { queue.async { completion(result) } }
+            if let completion { delivery.deliver { completion(result) } }
         }
         if plan.sound == nil {
             if playback.beginSound() {
@@ -402,9 +459,13 @@ public final class FeedbackManager: Sendable {
             case .success(let output):
                 // Stopped while the output was being opened: it never starts.
                 guard !playback.stopRequested else { return join.finish(sound: .stopped) }
-                let handle = output.play(buffer, options: options, queue: .global()) { end in
-                    join.finish(sound: Self.soundOutcome(end))
-                }
+                let finish: @Sendable (PlaybackEnd) -> Void = { end in join.finish(sound: Self.soundOutcome(end)) }
+                let handle =
+                    if case .threads(let loop) = self.scheduling, let engine = output as? any DeliveringAudioOutput {
+                        engine.play(buffer, options: options, delivery: loop, completion: finish)
+                    } else {
+                        output.play(buffer, options: options, queue: .global(), completion: finish)
+                    }
                 playback.attach(sound: handle)
             }
         }
@@ -447,9 +508,7 @@ public final class FeedbackManager: Sendable {
         // A thread of its own rather than a Dispatch queue: the first play of a process opens the
         // output, and Dispatch starting its worker pool first put two thread start-ups before the
         // sound server's connect (issue 14: `fire 1007` median 14.8 → 13.3 ms, same run).
-        if (try? startThread(name: "output-open", open).detach()) == nil {
-            DispatchQueue.global(qos: .userInitiated).async(execute: open)
-        }
+        startDetachedThread(name: "output-open", open)
     }
 
     private func hapticEngine() -> Result<HapticEngine, HapticsError> {
@@ -503,7 +562,7 @@ public final class FeedbackManager: Sendable {
                     return true
                 }
                 // Not from here: shutdown waits for the engine's thread, which is running this completion.
-                if gone { DispatchQueue.global().async { engine.shutdown() } }
+                if gone { startDetachedThread(name: "fbs-haptic-stop") { engine.shutdown() } }
             }
             return .failed(.haptics(error))
         }

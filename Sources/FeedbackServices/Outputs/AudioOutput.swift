@@ -149,6 +149,15 @@ public protocol AudioOutput: AnyObject, Sendable {
     ) -> PlaybackHandle
 }
 
+/// An output that can also hand each play's end to a `Delivery` rather than a queue (the engine),
+/// so that a caller running its own loop starts no Dispatch worker.
+protocol DeliveringAudioOutput: AudioOutput {
+    /// `play(_:options:queue:completion:)`, with `completion` handed to `delivery`.
+    func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle
+}
+
 extension AudioOutput {
     /// Nothing to connect: returns at once.
     public func prepare(timeout: Double) throws(PlaybackError) {}
@@ -163,7 +172,7 @@ extension AudioOutput {
         do {
             buffer = try source.decoded(at: requiredSampleRate)
         } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+            return PlaybackHandle.failed(error, delivery: .queue(queue), completion: completion)
         }
         let frames = Int((max(0, offset) * Double(buffer.sampleRate)).rounded())
         return play(buffer.dropping(frames: frames), options: options, queue: queue, completion: completion)

@@ -154,7 +154,8 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
                 try SoundFileWriter.write(buffer, to: path, format: .wav16)
             } catch {
                 return PlaybackHandle.failed(
-                    PlaybackError(.unsupportedSound, detail: "cannot cache the sound as WAV: \(error)"), queue: queue,
+                    PlaybackError(.unsupportedSound, detail: "cannot cache the sound as WAV: \(error)"),
+                    delivery: .queue(queue),
                     completion: completion)
             }
         }
@@ -184,7 +185,7 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
         _ properties: [String: String], length: Double?, volume: Float, queue completionQueue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        let handle = PlaybackHandle(id: nextPlaybackID(), control: self, queue: completionQueue, completion: completion)
+        let handle = PlaybackHandle(id: nextPlaybackID(), control: self, delivery: .queue(completionQueue), completion: completion)
         var playProperties = properties
         if volume != 1 {
             let decibels = volume > 0 ? 20 * log10(Double(volume)) : -96

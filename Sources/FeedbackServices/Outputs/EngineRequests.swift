@@ -27,17 +27,17 @@ final class EngineRequests: Sendable {
     /// cancelled (its feeder stops) when the voice ends, however it ends.
     func play(
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions, sampleRate: Int,
-        control: any PlaybackControl, queue: DispatchQueue, completion: (@Sendable (PlaybackEnd) -> Void)?,
+        control: any PlaybackControl, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?,
         wake: () -> Void
     ) -> PlaybackHandle {
         let voice: (samples: VoiceSamples, offset: Int64)
         do {
             voice = try source.samples(at: sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
         } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+            return PlaybackHandle.failed(error, delivery: delivery, completion: completion)
         }
         let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: control, queue: queue, completion: completion)
+        let handle = PlaybackHandle(id: id, control: control, delivery: delivery, completion: completion)
         let accepted = state.withLock { state in
             guard !state.closed else { return false }
             state.handles[id] = handle
@@ -160,11 +160,11 @@ extension QueuedEngine {
     /// Starts a voice `offset` seconds into `source` (a seek). A stream source is cancelled (its
     /// feeder stops) when the voice ends, however it ends.
     func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
         requests.play(
-            source, from: offset, options: options, sampleRate: timelineRate, control: self, queue: queue,
+            source, from: offset, options: options, sampleRate: timelineRate, control: self, delivery: delivery,
             completion: completion, wake: wakeAudioThread)
     }
 

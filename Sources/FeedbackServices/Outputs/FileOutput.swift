@@ -87,9 +87,9 @@ public final class FileOutput: AudioOutput, TimelineControl {
         do {
             voice = try source.samples(at: sampleRate, from: offset, looping: options.playCount != 1, streaming: false)
         } catch {
-            return PlaybackHandle.failed(error, queue: queue, completion: completion)
+            return PlaybackHandle.failed(error, delivery: .queue(queue), completion: completion)
         }
-        let handle = PlaybackHandle(id: nextPlaybackID(), control: self, queue: queue, completion: completion)
+        let handle = PlaybackHandle(id: nextPlaybackID(), control: self, delivery: .queue(queue), completion: completion)
         let accepted = state.withLock { state -> Bool in
             guard !state.finished else { return false }
             state.timeline.apply(

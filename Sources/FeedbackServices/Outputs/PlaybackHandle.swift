@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// What a handle asks of the output that plays its sound.
@@ -22,24 +21,25 @@ public final class PlaybackHandle: Sendable {
     /// Weak: a handle does not keep its output alive; once the output is gone, the controls do
     /// nothing and the completion has already reported `.failed(.outputClosed)`.
     private weak let control: (any PlaybackControl)?
-    private let completion: Mutex<(queue: DispatchQueue, body: (@Sendable (PlaybackEnd) -> Void)?)?>
+    /// Where the completion runs, and the completion; nil once the play has ended.
+    private let completion: Mutex<(delivery: Delivery, body: (@Sendable (PlaybackEnd) -> Void)?)?>
 
     /// A play that failed before it reached an output: its completion reports `error` at once.
     static func failed(
-        _ error: PlaybackError, queue: DispatchQueue, completion: (@Sendable (PlaybackEnd) -> Void)?
+        _ error: PlaybackError, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        let handle = PlaybackHandle(id: nextPlaybackID(), control: nil, queue: queue, completion: completion)
+        let handle = PlaybackHandle(id: nextPlaybackID(), control: nil, delivery: delivery, completion: completion)
         handle.end(.failed(error))
         return handle
     }
 
     init(
-        id: UInt64, control: (any PlaybackControl)?, queue: DispatchQueue,
+        id: UInt64, control: (any PlaybackControl)?, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) {
         self.id = id
         self.control = control
-        self.completion = Mutex((queue, completion))
+        self.completion = Mutex((delivery, completion))
     }
 
     /// Whether the sound has not ended yet (finished, stopped, cancelled or failed).
@@ -90,12 +90,12 @@ public final class PlaybackHandle: Sendable {
     /// - Returns: whether this call ended it.
     @discardableResult
     package func end(_ reason: PlaybackEnd, stoppingVoice: Bool = true) -> Bool {
-        guard let (queue, body) = completion.withLock({ state -> (DispatchQueue, (@Sendable (PlaybackEnd) -> Void)?)? in
+        guard let (delivery, body) = completion.withLock({ state -> (Delivery, (@Sendable (PlaybackEnd) -> Void)?)? in
             defer { state = nil }
             return state
         }) else { return false }
         if (reason == .stopped || reason == .cancelled) && stoppingVoice { control?.stop(id) }
-        if let body { queue.async { body(reason) } }
+        if let body { delivery.deliver { body(reason) } }
         return true
     }
 }

@@ -1,4 +1,5 @@
 internal import CFeedbackShims
+import Dispatch
 import Glibc
 
 /// A thread of our own (`pthread_create`), for work that must not wait in Dispatch's shared pool:
@@ -55,4 +56,12 @@ package func startThread(name: String, _ body: sending @escaping () -> Void) thr
         throw Errno(rawValue: status)
     }
     return Thread(id: id)
+}
+
+/// Runs `body` on a thread of its own named `name`, detached; on Dispatch's global queue when the
+/// system will not start another thread, so that the work is done either way.
+package func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    if (try? startThread(name: name, body).detach()) == nil {
+        DispatchQueue.global(qos: .userInitiated).async(execute: body)
+    }
 }

@@ -123,7 +123,7 @@ public final class ALSAOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
+        core.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
     }
 
     /// Starts a voice `offset` seconds into `source`: a buffer plays from there without a copy, a
@@ -133,7 +133,7 @@ public final class ALSAOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(source, from: offset, options: options, queue: queue, completion: completion)
+        core.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
     }
 }
 

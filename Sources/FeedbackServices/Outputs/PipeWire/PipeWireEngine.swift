@@ -187,11 +187,11 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     }
 
     func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, queue: DispatchQueue,
+        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
         startVoice(
-            source, from: offset, sampleRate: configuration.sampleRate, options: options, queue: queue,
+            source, from: offset, sampleRate: configuration.sampleRate, options: options, delivery: delivery,
             completion: completion
         ) { id, handle, start in
             let state = shared.withLock { shared -> ConnectionState? in

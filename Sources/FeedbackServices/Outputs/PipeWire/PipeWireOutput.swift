@@ -105,7 +105,7 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
+        core.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
     }
 
     /// Starts a voice `offset` seconds into `source`: a buffer is played from there without a copy,
@@ -115,10 +115,18 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(source, from: offset, options: options, queue: queue, completion: completion)
+        core.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
     }
 }
 
 extension PipeWireOutput: UnderflowCounting {
     package var underflowCount: Int { statistics.xruns }
+}
+
+extension PipeWireOutput: DeliveringAudioOutput {
+    func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        core.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
+    }
 }

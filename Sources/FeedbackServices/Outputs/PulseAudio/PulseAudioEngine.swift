@@ -98,10 +98,10 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     }
 
     func play(
-        _ buffer: PCMBuffer, options: PlaybackOptions, queue: DispatchQueue,
+        _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        play(.buffer(buffer), from: 0, options: options, queue: queue, completion: completion)
+        play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
     }
 
     var timelineRate: Int { configuration.sampleRate }

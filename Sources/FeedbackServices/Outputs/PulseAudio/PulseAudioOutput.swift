@@ -118,7 +118,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(buffer, options: options, queue: queue, completion: completion)
+        core.play(buffer, options: options, delivery: .queue(queue), completion: completion)
     }
 
     /// Starts a voice `offset` seconds into `source`: a buffer is played from there without a copy,
@@ -129,7 +129,15 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(source, from: offset, options: options, queue: queue, completion: completion)
+        core.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
+    }
+}
+
+extension PulseAudioOutput: DeliveringAudioOutput {
+    func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        core.play(buffer, options: options, delivery: delivery, completion: completion)
     }
 }
 
