@@ -21,36 +21,16 @@ final class EngineRequests: Sendable {
 
     private let state = Mutex(State())
 
-    /// Starts a voice `offset` seconds into `source` on `control`'s timeline at `sampleRate`: the
-    /// play's handle, its start command queued and `wake` called; or, when the source cannot be
-    /// read or the output is shut down, a handle that has already failed. A stream source is
-    /// cancelled (its feeder stops) when the voice ends, however it ends.
-    func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, sampleRate: Int,
-        control: any PlaybackControl, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?,
-        wake: () -> Void
-    ) -> PlaybackHandle {
-        let voice: (samples: VoiceSamples, offset: Int64)
-        do {
-            voice = try source.samples(at: sampleRate, from: offset, looping: options.playCount != 1, streaming: true)
-        } catch {
-            return PlaybackHandle.failed(error, delivery: delivery, completion: completion)
-        }
-        let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: control, delivery: delivery, completion: completion)
-        let accepted = state.withLock { state in
+    /// Records `handle` for the play `id` and queues its `start` command, unless the output is
+    /// shut down.
+    /// - Returns: whether it was queued (the caller then wakes the audio thread).
+    func enqueue(_ id: UInt64, _ handle: PlaybackHandle, _ start: Timeline.Command) -> Bool {
+        state.withLock { state in
             guard !state.closed else { return false }
             state.handles[id] = handle
-            state.commands.append(.start(id: id, samples: voice.samples, offset: voice.offset, options: options))
+            state.commands.append(start)
             return true
         }
-        guard accepted else {
-            voice.samples.cancel()
-            handle.end(.failed(PlaybackError(.outputClosed)))
-            return handle
-        }
-        wake()
-        return handle
     }
 
     /// Queues `command` and calls `wake`, unless the output is shut down (then the command is
@@ -163,9 +143,13 @@ extension QueuedEngine {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions, delivery: Delivery,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        requests.play(
-            source, from: offset, options: options, sampleRate: timelineRate, control: self, delivery: delivery,
-            completion: completion, wake: wakeAudioThread)
+        startVoice(
+            source, from: offset, sampleRate: timelineRate, options: options, delivery: delivery, completion: completion
+        ) { id, handle, start in
+            guard requests.enqueue(id, handle, start) else { return false }
+            wakeAudioThread()
+            return true
+        }
     }
 
     /// Queues `command` for the audio thread, which applies it where it is heard soonest.

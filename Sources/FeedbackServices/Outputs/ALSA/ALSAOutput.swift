@@ -140,3 +140,11 @@ public final class ALSAOutput: AudioOutput, Sendable {
 extension ALSAOutput: UnderflowCounting {
     package var underflowCount: Int { statistics.underflows }
 }
+
+extension ALSAOutput: DeliveringAudioOutput {
+    func play(
+        _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
+    ) -> PlaybackHandle {
+        core.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
+    }
+}
