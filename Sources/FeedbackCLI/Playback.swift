@@ -42,7 +42,11 @@ enum Playback {
     /// The manager a command plays through: sounds go where `destination` says (the engine, or
     /// libcanberra), opened in the background while the sound is looked up and decoded; registered
     /// IDs are looked up in the user's persistent registry; the profile is the command's
-    /// environment's unless `profile` overrides it.
+    /// environment's unless `profile` overrides it. A play starts on a thread of its own, not on
+    /// Dispatch: a command plays one sound, and Dispatch starting its worker pool (three threads)
+    /// competed for the CPU with the connect, on the way to the first sample (issue 14). Ends still
+    /// come on the global queue: never on the audio thread, where dropping the last reference to
+    /// the manager would shut the output down from its own thread.
     static func manager(
         for destination: Destination, _ parser: ArgumentParser, vibrator: VibratorSource = .none,
         themes: SoundThemeResolver? = nil, profile: FeedbackProfile? = nil
@@ -56,7 +60,7 @@ enum Playback {
         let manager = FeedbackManager(
             registry: SoundRegistry(persistentRegistry: try? SoundRegistryFile(environment: parser.environment)),
             openAudioOutput: opener, vibrator: vibrator, settings: FeedbackSettings(environment: parser.environment),
-            themeResolver: themes)
+            themeResolver: themes, scheduling: .threads(loop: .queue(.global())))
         manager.profileOverride = profile
         return manager
     }

@@ -94,7 +94,17 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     func prepare(timeout: Double) throws(PlaybackError) {
         try requests.prepare(
             timeout: timeout, timedOut: PlaybackError(.serverUnavailable, detail: "no stream after \(timeout) s"),
-            wake: wakeAudioThread)
+            wake: serviceNow)
+    }
+
+    /// Does what the mainloop does when woken, on the calling thread with the mainloop lock held:
+    /// a closed engine starts connecting at once rather than after the mainloop thread is
+    /// scheduled, which on a busy machine (a new process decoding its sound on the other core)
+    /// came a millisecond or more later (issue 14).
+    private func serviceNow() {
+        pa_threaded_mainloop_lock(mainloop)
+        service()
+        pa_threaded_mainloop_unlock(mainloop)
     }
 
     func play(
@@ -112,7 +122,8 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
 
     // MARK: The PulseAudio thread
 
-    /// Runs on the mainloop thread whenever an API thread has queued something.
+    /// Runs on the mainloop thread whenever an API thread has queued something (or under its lock:
+    /// `serviceNow`).
     private func service() {
         let state = shared.withLock { $0.state }
         switch state {
