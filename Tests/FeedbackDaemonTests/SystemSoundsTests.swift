@@ -211,6 +211,77 @@ struct SystemSoundsTests {
         #expect(owner.wait(timeout: 10) == 0)
     }
 
+    @Test func vibrateNeedsAVibratorAndAPatternThatVibrates() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        // This machine has no vibrator: refused in the reply, with one log line.
+        let refused = gdbusCall(harness, "Vibrate", "[(1.0, 200), (0.0, 50), (0.5, 300)]", "{}")
+        #expect(refused.errors.contains("org.feedbackservices.SystemSounds1.Error.NoVibrator"), "\(refused.errors)")
+        #expect(daemon.waitForLog(containing: "Vibrate (client ", timeout: 2), "\(daemon.errors)")
+        for (pattern, options) in [
+            ("@a(du) []", "{}"), ("[(0.0, 200)]", "{}"), ("[(1.0, 20000)]", "{}"), ("[(1.5, 100)]", "{}"),
+            (Self.repeated("(1.0, 10000)", 7), "{}"), ("[(1.0, 100)]", "{'volume': <1.0>}"), ("[(1.0, 100)]", "{'detached': <''>}"),
+        ] {
+            let reply = gdbusCall(harness, "Vibrate", pattern, options)
+            #expect(reply.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(pattern) \(options): \(reply.errors)")
+        }
+        #expect(gdbusCall(harness, "ListSounds").status == 0)
+    }
+
+    private static func repeated(_ step: String, _ count: Int) -> String {
+        "[" + Array(repeating: step, count: count).joined(separator: ", ") + "]"
+    }
+
+    @Test func stopDetachedStopsTheUsersDetachedPlaysOfTheGroupOnly() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        try harness.startDaemon()
+        // A fire-and-forget client: its detached play runs on after it left.
+        let started = try run(harness, "register", long, "play", "last-id", "detached=feedbackctl")
+        let id = try #require(Self.value(started, "id"), "\(started)")
+        let detached = try #require(Self.value(started, "play"), "\(started)")
+        // Two that stay: one without the option, one of another group.
+        let plain = try client(harness, "play", id, "wait", "2.5")
+        let otherGroup = try client(harness, "play", id, "detached=org.example.Other", "wait", "2.5")
+        #expect(plain.waitForOutput(containing: "play ", timeout: 10) != nil && otherGroup.waitForOutput(containing: "play ", timeout: 10) != nil)
+        let stopped = gdbusCall(harness, "StopDetached", "feedbackctl")
+        #expect(stopped.output == "([(uint32 \(detached), 'sound \(id)')],)\n", "\(stopped.output) \(stopped.errors)")
+        #expect(gdbusCall(harness, "StopDetached", "feedbackctl").output == "(@a(us) [],)\n")
+        // The others played on: they had not ended when they stopped waiting.
+        for other in [plain, otherGroup] {
+            #expect(other.wait(timeout: 10) == 0)
+            let lines = other.output.split(separator: "\n")
+            let play = try #require(Self.value(lines, "play"), "\(lines)")
+            #expect(Self.endings(lines, play: play).isEmpty, "\(lines)")
+        }
+    }
+
+    @Test func stopDetachedOfAnotherUserReachesNothingOfThisOne() throws {
+        let harness = try DaemonHarness(pulse: pulse, otherUsers: true)
+        // The other user must reach the bus's socket in the harness's directory.
+        chmod(harness.directory.path, 0o711)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        try harness.startDaemon()
+        let mine = try run(harness, "register", long, "play", "last-id", "detached=feedbackctl")
+        let id = try #require(Self.value(mine, "id"), "\(mine)")
+        let play = try #require(Self.value(mine, "play"), "\(mine)")
+        // nobody's StopDetached of the same group stops nobody's own detached play, not this user's.
+        var environment = harness.environment()
+        environment["HOME"] = "/nonexistent"
+        let nobody = try ChildProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonTools.python, "-u", "-c", SystemSoundsClient.script]
+                + ["play", "1007", "detached=feedbackctl", "stopdetached", "feedbackctl", "wait", "1"],
+            environment: environment)
+        #expect(nobody.wait(timeout: 30) == 0, "\(nobody.errors)")
+        let lines = nobody.output.split(separator: "\n")
+        let own = try #require(Self.value(lines, "play"), "\(lines) \(nobody.errors)")
+        #expect(Self.value(lines, "detached-stopped") == "\(own):sound 1007", "\(lines)")
+        #expect(Self.endings(lines, play: own) == ["ended \(own) stopped stop"], "\(lines)")
+        let stopped = gdbusCall(harness, "StopDetached", "feedbackctl")
+        #expect(stopped.output == "([(uint32 \(play), 'sound \(id)')],)\n", "\(stopped.output) \(stopped.errors)")
+    }
+
     @Test func registerFDSoundIsTheClientsOwnAndVanishesWhenItLeaves() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let short = try tone(harness, "short.wav", seconds: 0.3)
@@ -330,7 +401,8 @@ struct SystemSoundsTests {
 
 /// A client of org.feedbackservices.SystemSounds1 written with GIO, as apps use it. Its arguments
 /// are commands run in order: `play ID|last-id [key=value…]`, `event NAME [key=value…]` (prints
-/// `play N`), `stop N|last`, `stopall` (prints `stopped N`), `register PATH`, `register-fd PATH NAME`
+/// `play N`; a value is a boolean, a number or else a string), `stop N|last`, `stopall` (prints
+/// `stopped N`), `stopdetached GROUP` (prints `detached-stopped PLAY:WHAT…`), `register PATH`, `register-fd PATH NAME`
 /// (print `id N`), `volume ID|last-id LEVEL` (prints `volume ok`), `list` (prints `sound ID NAME
 /// SECONDS` per sound), `wait SECONDS` (runs the loop: each `PlayEnded` prints `ended PLAY HOW WHY`),
 /// `hold` (runs the loop until its standard input closes). A refused call prints `error NAME MESSAGE`.
@@ -367,7 +439,13 @@ enum SystemSoundsClient {
             result = {}
             for word in words:
                 key, value = word.split('=')
-                result[key] = GLib.Variant('b', value == 'true') if value in ('true', 'false') else GLib.Variant('d', float(value))
+                if value in ('true', 'false'):
+                    result[key] = GLib.Variant('b', value == 'true')
+                else:
+                    try:
+                        result[key] = GLib.Variant('d', float(value))
+                    except ValueError:
+                        result[key] = GLib.Variant('s', value)
             return result
         args, last_id, last_play = sys.argv[1:], None, None
         i = 0
@@ -394,6 +472,9 @@ enum SystemSoundsClient {
             elif command == 'stop':
                 target = take()
                 call('Stop', '(u)', (last_play if target == 'last' else int(target),))
+            elif command == 'stopdetached':
+                reply = call('StopDetached', '(s)', (take(),))
+                if reply is not None: print('detached-stopped', ' '.join('%d:%s' % row for row in reply[0]), flush=True)
             elif command == 'stopall':
                 reply = call('StopAll')
                 if reply is not None: print('stopped', reply[0], flush=True)
