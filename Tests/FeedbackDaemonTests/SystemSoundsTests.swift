@@ -590,6 +590,15 @@ struct FeedbackctlThroughTheServiceTests {
         ["fire", "4097"],
         ["fire", "1000000"],
         ["fire", "1007", "--volume", "9"],
+        // This machine has no vibrator: the service refuses, and the command says so as in process.
+        ["vibrate"],
+        ["vibrate", "--duration", "150", "--intensity", "0.5"],
+        ["vibrate", "--pattern", "0,200,100,200"],
+        ["vibrate", "--pattern", "100,50,100", "--amplitudes", "1,0,0.4"],
+        ["vibrate", "--no-wait"],
+        ["vibrate", "--duration", "20000"],
+        ["vibrate", "--duration", "soon"],
+        ["vibrate", "--device", "no-such-vibrator"],
     ])
     func outputAndExitStatusAreTheSameBothWays(arguments: [String]) throws {
         let harness = try DaemonHarness(pulse: pulse)
@@ -599,6 +608,73 @@ struct FeedbackctlThroughTheServiceTests {
         #expect(viaService.status == viaProcess.status, "\(viaService.errors) | \(viaProcess.errors)")
         #expect(viaService.output == viaProcess.output)
         #expect(viaService.errors == viaProcess.errors)
+    }
+
+    @Test func vibrateAsksTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let asked = "Vibrate (client "
+        let vibrated = feedbackctl(harness, ["vibrate", "--duration", "100"])
+        #expect(vibrated.status == 69, "\(vibrated.errors)")
+        #expect(daemon.waitForLog(containing: asked, timeout: 2), "the service was not asked: \(daemon.errors)")
+        // Not with a vibrator of the command's own choosing, nor with --no-daemon.
+        let logged = daemon.errors.count
+        for arguments in [["--device", "/dev/input/event0"], ["--input-dir", harness.directory.path], ["--no-daemon"]] {
+            #expect(feedbackctl(harness, ["vibrate"] + arguments).status == 69)
+        }
+        #expect(!daemon.errors.dropFirst(logged).contains(asked), "\(daemon.errors)")
+    }
+
+    /// A `seconds`-long tone registered with `feedbackctl register`; its ID.
+    private func registeredTone(_ harness: DaemonHarness, seconds: Double) throws -> UInt32 {
+        let samples = (0..<Int(48_000 * seconds)).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        let buffer = try SoundDecoder().decode(samples: samples, sampleRate: 48_000, channelCount: 1)
+        let path = harness.directory.file("tone-\(seconds).wav")
+        try SoundFileWriter.write(buffer, to: path, format: .wav16)
+        let registered = feedbackctl(harness, ["register", path])
+        return try #require(UInt32(registered.output.filter(\.isNumber)), "\(registered.errors)")
+    }
+
+    @Test func stopReachesWhatFireNoWaitLeftToTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let id = try registeredTone(harness, seconds: 3)
+        let start = recorder.frameCount
+        // The command itself cannot reach a sound server: what is heard, the service played.
+        let fired = feedbackctl(harness, ["fire", "\(id)", "--no-wait"], ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"])
+        #expect(fired.status == 0, "\(fired.errors)")
+        let onset = try #require(recorder.firstSound(after: start, timeout: 2), "nothing reached the sound server")
+        recorder.wait(seconds: 0.3)
+        let stopped = feedbackctl(harness, ["stop"])
+        #expect(stopped.status == 0, "\(stopped.errors)")
+        #expect(stopped.output == "Stopped 1 player:\n  \(daemon.pid)  feedbackservicesd: sound \(id)\n", "\(stopped.output)")
+        // Silence after the stop's fade, where the tone had 2 s to go.
+        recorder.wait(seconds: 0.1)
+        let after = recorder.frameCount
+        recorder.wait(seconds: 0.4)
+        #expect(recorder.peak(from: after, to: recorder.frameCount) < 0.01, "it played on after stop")
+        #expect(after - onset < 2 * PulseAudioTestServer.rate)
+        let again = feedbackctl(harness, ["stop", "--json"])
+        #expect(again.status == 0 && again.output.contains(#""stopped":[]"#), "\(again.output)")
+    }
+
+    @Test func stopLeavesOtherClientsPlaysAlone() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let id = try registeredTone(harness, seconds: 3)
+        // Another program's play, and one it detached in a group of its own.
+        let other = try ChildProcess(
+            DaemonTools.python,
+            ["-u", "-c", SystemSoundsClient.script, "play", "\(id)", "play", "\(id)", "detached=org.example.Other", "wait", "2"],
+            environment: harness.environment())
+        #expect(other.waitForOutput(containing: "play ", timeout: 10) != nil, "\(other.errors)")
+        let start = recorder.frameCount
+        let stopped = feedbackctl(harness, ["stop"])
+        #expect(stopped.status == 0 && stopped.output == "Nothing was playing.\n", "\(stopped.output) \(stopped.errors)")
+        recorder.wait(seconds: 0.5)
+        #expect(recorder.peak(from: start + PulseAudioTestServer.rate / 5, to: recorder.frameCount) > 0.1, "the other's sound stopped")
+        #expect(other.wait(timeout: 10) == 0)
+        #expect(!other.output.contains("ended "), "\(other.output)")
     }
 
     @Test func devicesShowsTheServicesState() throws {
