@@ -185,6 +185,10 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             guard let uid = message.senderUID else {
                 throw .accessDenied("the bus does not say which user the caller is")
             }
+            // Each waits only for its plays' fades, but a flood of calls must not pile up.
+            guard state.withLock({ $0.detachedStops.count }) < limits.plays else {
+                throw .limitsExceeded("detached stops: \(limits.plays) are waiting for their plays to end, the most the service keeps")
+            }
             stopDetached(group, uid: uid, reply: bus.answerLater(message))
             return []
         // Registering decodes (up to 30 s of audio): off the bus thread, so that other clients'
