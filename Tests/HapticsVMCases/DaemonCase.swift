@@ -52,7 +52,7 @@ func daemonCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws ->
 /// `feedbackctl vibrate` with the service running: the service vibrates (the command holds no
 /// device open while it waits), at the strength `--intensity` scales; Ctrl-C stops it (130);
 /// `--no-wait` leaves no process behind, and `feedbackctl stop` ends that vibration through the
-/// service (`StopDetached`).
+/// service (`StopDetached`), as it signals the detached player of `--no-wait --no-daemon`.
 func feedbackctlVibrateCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws -> String {
     let program = try device("FBS CLI")
     defer { program.destroy() }
@@ -99,8 +99,22 @@ func feedbackctlVibrateCase(device: (String) throws(CaseFailure) -> DeviceProgra
     try expect(stop.status == 0 && stop.output == expected, "stop: \(stop.status) '\(stop.output)'")
     let afterStop = stopped(after: started)
     try expect((afterStop ?? .max) < 2_500, "the --no-wait vibration went on after stop (stopped at \(String(describing: afterStop)) ms)")
+
+    // The same in process (--no-daemon): a detached feedbackctl vibrates, and stop signals it.
+    started = monotonicMicroseconds()
+    let own = runToEnd("/bin/feedbackctl", ["vibrate", "--duration", "3000", "--no-wait", "--no-daemon"], environment)
+    try expect(own.status == 0, "vibrate --no-wait --no-daemon: \(own.status) \(own.output)")
+    for _ in 0..<300 where uploads(since: started).isEmpty { sleepMilliseconds(10) }
+    try expect(uploads(since: started) == [[65535, 3000, 0]], "the detached player's uploads \(uploads(since: started))")
+    let stopOwn = runToEnd("/bin/feedbackctl", ["stop"], environment)
+    try expect(
+        stopOwn.status == 0 && stopOwn.output.hasPrefix("Stopped 1 player:\n")
+            && stopOwn.output.hasSuffix("  feedbackctl vibrate --duration 3000 --no-daemon\n"),
+        "stop of the detached player: \(stopOwn.status) '\(stopOwn.output)'")
+    let afterOwnStop = stopped(after: started)
+    try expect((afterOwnStop ?? .max) < 2_500, "the detached player vibrated on after stop (\(String(describing: afterOwnStop)) ms)")
     return "vibrate through the service in \(elapsed) ms; Ctrl-C stopped it at \(afterInterrupt ?? -1) ms; "
-        + "stop ended a --no-wait one at \(afterStop ?? -1) ms"
+        + "stop ended a --no-wait one at \(afterStop ?? -1) ms (in process: \(afterOwnStop ?? -1) ms)"
 }
 
 /// The paths process `pid` has open (`/proc/PID/fd`).
