@@ -32,6 +32,18 @@ package final class BusMessage {
     /// The sender's unique bus name (`:1.42`); empty when the bus did not say (a direct connection).
     package var sender: String { sd_bus_message_get_sender(handle).map { String(cString: $0) } ?? "" }
 
+    /// The sender's user ID, as the bus knows it from the sender's socket
+    /// (`sd_bus_query_sender_creds`: the message's own credentials, else the bus's
+    /// `GetConnectionCredentials`, a round trip on this connection); nil when the bus does not say
+    /// or the sender has left. Unlike anything in the message's body, the sender cannot choose it.
+    package var senderUID: UInt32? {
+        var creds: OpaquePointer?
+        guard sd_bus_query_sender_creds(handle, UInt64(SD_BUS_CREDS_EUID), &creds) >= 0, let creds else { return nil }
+        defer { sd_bus_creds_unref(creds) }
+        var uid: uid_t = 0
+        return sd_bus_creds_get_euid(creds, &uid) >= 0 ? uid : nil
+    }
+
     /// The next argument, a string (`s`).
     package func readString() throws(BusError) -> String {
         var pointer: UnsafePointer<CChar>?
@@ -138,17 +150,30 @@ package final class BusMessage {
     /// The next argument, an `a(du)` array (`Haptic.Vibrate`'s pattern: magnitude, duration), of at
     /// most `limit` elements, else `InvalidArgs`.
     package func readDoubleUInt32Pairs(limit: Int) throws(BusError) -> [(Double, UInt32)] {
-        try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "a")), "(du)"), "reading a(du)")
-        var pairs: [(Double, UInt32)] = []
-        while try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "r")), "du"), "reading a(du)") > 0 {
-            guard pairs.count < limit else { throw .invalidArgs("more than \(limit) pattern steps") }
-            guard case .double(let magnitude) = try readBasic("d"), case .uint32(let duration) = try readBasic("u")
-            else { throw .invalidArgs("reading a(du)") }
-            pairs.append((magnitude, duration))
-            try check(sd_bus_message_exit_container(handle), "reading a(du)")
+        try readStructures(signature: "du", limit: limit, naming: "pattern steps").map { row throws(BusError) in
+            guard case .double(let magnitude) = row[0], case .uint32(let duration) = row[1] else {
+                throw .invalidArgs("reading a(du)")
+            }
+            return (magnitude, duration)
         }
-        try check(sd_bus_message_exit_container(handle), "reading a(du)")
-        return pairs
+    }
+
+    /// The next argument, an array of structures whose fields have the basic types of `signature`
+    /// (`us` for `a(us)`), each as a row of values; at most `limit` of them, else `InvalidArgs`
+    /// saying "more than `limit` `naming`".
+    package func readStructures(signature: String, limit: Int = .max, naming: String = "elements") throws(BusError)
+        -> [[BusValue]]
+    {
+        let what = "reading a(\(signature))"
+        try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "a")), "(\(signature))"), what)
+        var rows: [[BusValue]] = []
+        while try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "r")), signature), what) > 0 {
+            guard rows.count < limit else { throw .invalidArgs("more than \(limit) \(naming)") }
+            rows.append(try signature.map { type throws(BusError) in try readBasic(String(type)) })
+            try check(sd_bus_message_exit_container(handle), what)
+        }
+        try check(sd_bus_message_exit_container(handle), what)
+        return rows
     }
 
     /// Appends `value` (`sd_bus_message_append_basic`; containers with

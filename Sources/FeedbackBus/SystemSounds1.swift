@@ -24,13 +24,15 @@ package enum SystemSounds1 {
         package static let noSuchSound = "org.feedbackservices.SystemSounds1.Error.NoSuchSound"
         /// The sound's file cannot be read or decoded, or the registry is damaged.
         package static let badSound = "org.feedbackservices.SystemSounds1.Error.BadSound"
+        /// `Vibrate`: the service has no vibrator it can open.
+        package static let noVibrator = "org.feedbackservices.SystemSounds1.Error.NoVibrator"
     }
 
     /// `PlayEnded`'s `how`.
     package enum How: String, Sendable {
         /// It ran its course (played, or the profile or theme allowed nothing: `why` says).
         case finished
-        /// `Stop`, `StopAll` or the service stopping ended it early.
+        /// `Stop`, `StopAll`, `StopDetached` or the service stopping ended it early.
         case stopped
         /// It could not play.
         case failed
@@ -46,7 +48,7 @@ package enum SystemSounds1 {
         package static let disabled = "disabled"
         /// finished: an ID that only vibrates vibrated.
         package static let vibrated = "vibrated"
-        /// stopped: `Stop` or `StopAll`.
+        /// stopped: `Stop`, `StopAll` or `StopDetached`.
         package static let stopCalled = "stop"
         /// stopped: the service is stopping (SIGTERM, replaced).
         package static let serviceStopping = "service-stopping"

@@ -4,7 +4,9 @@ import Glibc
 
 /// feedbackctl as a client of feedbackservicesd (`org.feedbackservices.SystemSounds1`): when the
 /// service runs, `fire` asks it to play, so the sound starts on its already-open stream from its
-/// already-decoded sounds; when it does not, the command plays in this process as before.
+/// already-decoded sounds, and `vibrate` asks it to vibrate on the vibrator it holds open; when it
+/// does not, the command plays in this process as before. A `--no-wait` play is a detached one of
+/// the group `feedbackctl` (`detachedGroup`), which `feedbackctl stop` ends with `StopDetached`.
 ///
 /// Finding out costs as little as it can: with no session bus (`DBUS_SESSION_BUS_ADDRESS` unset and
 /// no `$XDG_RUNTIME_DIR/bus` socket), or no living process in the service's PID file, nothing is
@@ -25,6 +27,8 @@ struct DaemonRoute {
             """)
     /// The environment variable that forces the in-process route.
     static let environmentVariable = "FEEDBACKCTL_NO_DAEMON"
+    /// The `detached` group of the plays `--no-wait` leaves to the service.
+    static let detachedGroup = "feedbackctl"
 
     let client: BusClient
 
@@ -75,20 +79,40 @@ struct DaemonRoute {
         case failed
     }
 
-    /// Asks the service to play `alert` (sound only) at `volume`; nil when it does not run or
-    /// refused (then the command takes the in-process route).
-    func play(_ alert: AlertSound, volume: Float) -> Play? {
-        let options: BusValue = .dictionary(volume == 1 ? [:] : ["volume": .double(Double(volume))])
-        let request: (member: String, target: BusValue)
+    /// Asks the service to play `alert` (sound only) at `volume`, as a detached play when
+    /// `detached` (`--no-wait`); nil when it does not run or refused (then the command takes the
+    /// in-process route).
+    func play(_ alert: AlertSound, volume: Float, detached: Bool) -> Play? {
+        var options: [String: BusValue] = volume == 1 ? [:] : ["volume": .double(Double(volume))]
+        if detached { options["detached"] = .string(Self.detachedGroup) }
         switch alert {
-        case .id(let id): request = ("Play", .uint32(id))
-        case .event(let name): request = ("PlayEvent", .string(name))
+        case .id(let id): return start("Play", [.uint32(id), .dictionary(options)])
+        case .event(let name): return start("PlayEvent", [.string(name), .dictionary(options)])
         case .file: return nil
         }
+    }
+
+    /// Asks the service to vibrate `pattern` with every step's strength scaled by `intensity`, as
+    /// a detached play when `detached`; nil when it does not run or refused: no vibrator it can
+    /// open, or a pattern over `Vibrate`'s bounds (64 steps, 10 s a step, 60 s in all: the
+    /// service's to say, so they are written down once), and a pattern `Vibrate` cannot express
+    /// (a repeat, a periodic waveform: `feedbackctl vibrate` makes neither).
+    func vibrate(_ pattern: VibrationPattern, intensity: Double, detached: Bool) -> Play? {
+        guard pattern.repeatIndex == nil, pattern.steps.allSatisfy({ $0.periodic == nil }) else { return nil }
+        // The engine scales every step by its maximum strength; the service's is 1, so the
+        // strength sent is what this process's engine would render.
+        let steps = pattern.steps.map { step -> [BusValue] in
+            [.double(step.intensity * intensity), .uint32(UInt32(step.duration))]
+        }
+        let options: [String: BusValue] = detached ? ["detached": .string(Self.detachedGroup)] : [:]
+        return start("Vibrate", [.structures(signature: "du", steps), .dictionary(options)])
+    }
+
+    private func start(_ member: String, _ values: [BusValue]) -> Play? {
         do {
             let reply = try client.call(
                 SystemSounds1.busName, path: SystemSounds1.objectPath, interface: SystemSounds1.interface,
-                member: request.member, [request.target, options])
+                member: member, values)
             let play = Play(id: try reply.readUInt32(), service: reply.sender)
             try client.watchDeparture(of: play.service)
             return play
@@ -116,7 +140,7 @@ struct DaemonRoute {
                 return .stopped
             }
             guard ended.interface == SystemSounds1.interface else {
-                throw CommandError(message: "feedbackservicesd left the bus while the sound played", exitCode: .unavailable)
+                throw CommandError(message: "feedbackservicesd left the bus while it played", exitCode: .unavailable)
             }
             let how = SystemSounds1.How(rawValue: try ended.message.readString())
             let why = try ended.message.readString()
@@ -132,11 +156,38 @@ struct DaemonRoute {
             case .failed, nil: return .failed
             }
         } catch let error as BusError {
-            throw CommandError(message: "lost the session bus while the sound played: \(error.message)", exitCode: .unavailable)
+            throw CommandError(message: "lost the session bus while it played: \(error.message)", exitCode: .unavailable)
         } catch let error as CommandError {
             throw error
         } catch {
             throw CommandError(message: "\(error)", exitCode: .software)
+        }
+    }
+
+    /// Stops the plays `--no-wait` left to the service (`StopDetached` of `detachedGroup`: the
+    /// service stops only those of this user) and waits up to `timeout` seconds for them to end.
+    /// - Returns: each as a player of the service's process; none when the service does not run;
+    ///   nil when they did not end in time.
+    /// - Throws: `CommandError` (69) when the service refused.
+    func stopDetached(timeout: Double) throws(CommandError) -> [ActivePlayers.Player]? {
+        let reply: BusMessage
+        do {
+            reply = try client.call(
+                SystemSounds1.busName, path: SystemSounds1.objectPath, interface: SystemSounds1.interface,
+                member: "StopDetached", [.string(Self.detachedGroup)], timeout: timeout)
+        } catch {
+            switch error.name {
+            case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner": return []
+            case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout": return nil
+            default:
+                throw CommandError(message: "feedbackservicesd could not stop its plays: \(error.message)", exitCode: .unavailable)
+            }
+        }
+        let stopped = (try? reply.readStructures(signature: "us")) ?? []
+        let pid = client.ownerPID(of: reply.sender) ?? 0
+        return stopped.compactMap { row in
+            guard row.count == 2, case .string(let what) = row[1] else { return nil }
+            return ActivePlayers.Player(pid: pid, what: "feedbackservicesd: \(what)")
         }
     }
 

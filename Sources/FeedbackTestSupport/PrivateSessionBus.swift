@@ -15,9 +15,13 @@ public final class PrivateSessionBus: @unchecked Sendable {
     public let address: String
     private let process: ChildProcess
 
-    /// Starts a bus listening at `directory/bus`, with its configuration in `directory/bus.conf`.
+    /// Starts a bus listening at `directory/bus`, with its configuration in `directory/bus.conf`;
+    /// with `otherUsers`, processes of every user may connect (a session bus takes only its own
+    /// user's), to test what a service lets one user do to another's requests.
     /// - Throws: `TestFailure` when it does not start.
-    public init(directory: TemporaryDirectory, services: String, environment: [String: String]) throws {
+    public init(directory: TemporaryDirectory, services: String, environment: [String: String], otherUsers: Bool = false)
+        throws
+    {
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -26,6 +30,7 @@ public final class PrivateSessionBus: @unchecked Sendable {
               <listen>unix:path=\(directory.file("bus"))</listen>
               <servicedir>\(services)</servicedir>
               <policy context="default">
+                \(otherUsers ? #"<allow user="*"/>"# : "")
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>

@@ -42,8 +42,9 @@ final class DaemonHarness: @unchecked Sendable {
     private let bus: PrivateSessionBus
     private(set) var daemon: ChildProcess?
 
-    /// A bus whose only service directory is `services` (an empty one of the harness's own by default).
-    init(pulse: PulseAudioTestServer, services: String? = nil) throws {
+    /// A bus whose only service directory is `services` (an empty one of the harness's own by
+    /// default); with `otherUsers`, other users' processes may connect to it too.
+    init(pulse: PulseAudioTestServer, services: String? = nil, otherUsers: Bool = false) throws {
         try DaemonTools.require()
         self.pulse = pulse
         mkdir(directory.file("services"), 0o700)
@@ -51,7 +52,7 @@ final class DaemonHarness: @unchecked Sendable {
         // What it activates inherits its environment (and gets the bus's address from it).
         bus = try PrivateSessionBus(
             directory: directory, services: services ?? directory.file("services"),
-            environment: Self.environment(directory: directory, pulse: pulse))
+            environment: Self.environment(directory: directory, pulse: pulse), otherUsers: otherUsers)
         address = bus.address
     }
 

@@ -211,6 +211,77 @@ struct SystemSoundsTests {
         #expect(owner.wait(timeout: 10) == 0)
     }
 
+    @Test func vibrateNeedsAVibratorAndAPatternThatVibrates() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        // This machine has no vibrator: refused in the reply, with one log line.
+        let refused = gdbusCall(harness, "Vibrate", "[(1.0, 200), (0.0, 50), (0.5, 300)]", "{}")
+        #expect(refused.errors.contains("org.feedbackservices.SystemSounds1.Error.NoVibrator"), "\(refused.errors)")
+        #expect(daemon.waitForLog(containing: "Vibrate (client ", timeout: 2), "\(daemon.errors)")
+        for (pattern, options) in [
+            ("@a(du) []", "{}"), ("[(0.0, 200)]", "{}"), ("[(1.0, 20000)]", "{}"), ("[(1.5, 100)]", "{}"),
+            (Self.repeated("(1.0, 10000)", 7), "{}"), ("[(1.0, 100)]", "{'volume': <1.0>}"), ("[(1.0, 100)]", "{'detached': <''>}"),
+        ] {
+            let reply = gdbusCall(harness, "Vibrate", pattern, options)
+            #expect(reply.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(pattern) \(options): \(reply.errors)")
+        }
+        #expect(gdbusCall(harness, "ListSounds").status == 0)
+    }
+
+    private static func repeated(_ step: String, _ count: Int) -> String {
+        "[" + Array(repeating: step, count: count).joined(separator: ", ") + "]"
+    }
+
+    @Test func stopDetachedStopsTheUsersDetachedPlaysOfTheGroupOnly() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        try harness.startDaemon()
+        // A fire-and-forget client: its detached play runs on after it left.
+        let started = try run(harness, "register", long, "play", "last-id", "detached=feedbackctl")
+        let id = try #require(Self.value(started, "id"), "\(started)")
+        let detached = try #require(Self.value(started, "play"), "\(started)")
+        // Two that stay: one without the option, one of another group.
+        let plain = try client(harness, "play", id, "wait", "2.5")
+        let otherGroup = try client(harness, "play", id, "detached=org.example.Other", "wait", "2.5")
+        #expect(plain.waitForOutput(containing: "play ", timeout: 10) != nil && otherGroup.waitForOutput(containing: "play ", timeout: 10) != nil)
+        let stopped = gdbusCall(harness, "StopDetached", "feedbackctl")
+        #expect(stopped.output == "([(uint32 \(detached), 'sound \(id)')],)\n", "\(stopped.output) \(stopped.errors)")
+        #expect(gdbusCall(harness, "StopDetached", "feedbackctl").output == "(@a(us) [],)\n")
+        // The others played on: they had not ended when they stopped waiting.
+        for other in [plain, otherGroup] {
+            #expect(other.wait(timeout: 10) == 0)
+            let lines = other.output.split(separator: "\n")
+            let play = try #require(Self.value(lines, "play"), "\(lines)")
+            #expect(Self.endings(lines, play: play).isEmpty, "\(lines)")
+        }
+    }
+
+    @Test func stopDetachedOfAnotherUserReachesNothingOfThisOne() throws {
+        let harness = try DaemonHarness(pulse: pulse, otherUsers: true)
+        // The other user must reach the bus's socket in the harness's directory.
+        chmod(harness.directory.path, 0o711)
+        let long = try tone(harness, "long.wav", seconds: 3)
+        try harness.startDaemon()
+        let mine = try run(harness, "register", long, "play", "last-id", "detached=feedbackctl")
+        let id = try #require(Self.value(mine, "id"), "\(mine)")
+        let play = try #require(Self.value(mine, "play"), "\(mine)")
+        // nobody's StopDetached of the same group stops nobody's own detached play, not this user's.
+        var environment = harness.environment()
+        environment["HOME"] = "/nonexistent"
+        let nobody = try ChildProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonTools.python, "-u", "-c", SystemSoundsClient.script]
+                + ["play", "1007", "detached=feedbackctl", "stopdetached", "feedbackctl", "wait", "1"],
+            environment: environment)
+        #expect(nobody.wait(timeout: 30) == 0, "\(nobody.errors)")
+        let lines = nobody.output.split(separator: "\n")
+        let own = try #require(Self.value(lines, "play"), "\(lines) \(nobody.errors)")
+        #expect(Self.value(lines, "detached-stopped") == "\(own):sound 1007", "\(lines)")
+        #expect(Self.endings(lines, play: own) == ["ended \(own) stopped stop"], "\(lines)")
+        let stopped = gdbusCall(harness, "StopDetached", "feedbackctl")
+        #expect(stopped.output == "([(uint32 \(play), 'sound \(id)')],)\n", "\(stopped.output) \(stopped.errors)")
+    }
+
     @Test func registerFDSoundIsTheClientsOwnAndVanishesWhenItLeaves() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let short = try tone(harness, "short.wav", seconds: 0.3)
@@ -330,7 +401,8 @@ struct SystemSoundsTests {
 
 /// A client of org.feedbackservices.SystemSounds1 written with GIO, as apps use it. Its arguments
 /// are commands run in order: `play ID|last-id [key=value…]`, `event NAME [key=value…]` (prints
-/// `play N`), `stop N|last`, `stopall` (prints `stopped N`), `register PATH`, `register-fd PATH NAME`
+/// `play N`; a value is a boolean, a number or else a string), `stop N|last`, `stopall` (prints
+/// `stopped N`), `stopdetached GROUP` (prints `detached-stopped PLAY:WHAT…`), `register PATH`, `register-fd PATH NAME`
 /// (print `id N`), `volume ID|last-id LEVEL` (prints `volume ok`), `list` (prints `sound ID NAME
 /// SECONDS` per sound), `wait SECONDS` (runs the loop: each `PlayEnded` prints `ended PLAY HOW WHY`),
 /// `hold` (runs the loop until its standard input closes). A refused call prints `error NAME MESSAGE`.
@@ -367,7 +439,13 @@ enum SystemSoundsClient {
             result = {}
             for word in words:
                 key, value = word.split('=')
-                result[key] = GLib.Variant('b', value == 'true') if value in ('true', 'false') else GLib.Variant('d', float(value))
+                if value in ('true', 'false'):
+                    result[key] = GLib.Variant('b', value == 'true')
+                else:
+                    try:
+                        result[key] = GLib.Variant('d', float(value))
+                    except ValueError:
+                        result[key] = GLib.Variant('s', value)
             return result
         args, last_id, last_play = sys.argv[1:], None, None
         i = 0
@@ -394,6 +472,9 @@ enum SystemSoundsClient {
             elif command == 'stop':
                 target = take()
                 call('Stop', '(u)', (last_play if target == 'last' else int(target),))
+            elif command == 'stopdetached':
+                reply = call('StopDetached', '(s)', (take(),))
+                if reply is not None: print('detached-stopped', ' '.join('%d:%s' % row for row in reply[0]), flush=True)
             elif command == 'stopall':
                 reply = call('StopAll')
                 if reply is not None: print('stopped', reply[0], flush=True)
@@ -509,6 +590,15 @@ struct FeedbackctlThroughTheServiceTests {
         ["fire", "4097"],
         ["fire", "1000000"],
         ["fire", "1007", "--volume", "9"],
+        // This machine has no vibrator: the service refuses, and the command says so as in process.
+        ["vibrate"],
+        ["vibrate", "--duration", "150", "--intensity", "0.5"],
+        ["vibrate", "--pattern", "0,200,100,200"],
+        ["vibrate", "--pattern", "100,50,100", "--amplitudes", "1,0,0.4"],
+        ["vibrate", "--no-wait"],
+        ["vibrate", "--duration", "20000"],
+        ["vibrate", "--duration", "soon"],
+        ["vibrate", "--device", "no-such-vibrator"],
     ])
     func outputAndExitStatusAreTheSameBothWays(arguments: [String]) throws {
         let harness = try DaemonHarness(pulse: pulse)
@@ -518,6 +608,73 @@ struct FeedbackctlThroughTheServiceTests {
         #expect(viaService.status == viaProcess.status, "\(viaService.errors) | \(viaProcess.errors)")
         #expect(viaService.output == viaProcess.output)
         #expect(viaService.errors == viaProcess.errors)
+    }
+
+    @Test func vibrateAsksTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let asked = "Vibrate (client "
+        let vibrated = feedbackctl(harness, ["vibrate", "--duration", "100"])
+        #expect(vibrated.status == 69, "\(vibrated.errors)")
+        #expect(daemon.waitForLog(containing: asked, timeout: 2), "the service was not asked: \(daemon.errors)")
+        // Not with a vibrator of the command's own choosing, nor with --no-daemon.
+        let logged = daemon.errors.count
+        for arguments in [["--device", "/dev/input/event0"], ["--input-dir", harness.directory.path], ["--no-daemon"]] {
+            #expect(feedbackctl(harness, ["vibrate"] + arguments).status == 69)
+        }
+        #expect(!daemon.errors.dropFirst(logged).contains(asked), "\(daemon.errors)")
+    }
+
+    /// A `seconds`-long tone registered with `feedbackctl register`; its ID.
+    private func registeredTone(_ harness: DaemonHarness, seconds: Double) throws -> UInt32 {
+        let samples = (0..<Int(48_000 * seconds)).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        let buffer = try SoundDecoder().decode(samples: samples, sampleRate: 48_000, channelCount: 1)
+        let path = harness.directory.file("tone-\(seconds).wav")
+        try SoundFileWriter.write(buffer, to: path, format: .wav16)
+        let registered = feedbackctl(harness, ["register", path])
+        return try #require(UInt32(registered.output.filter(\.isNumber)), "\(registered.errors)")
+    }
+
+    @Test func stopReachesWhatFireNoWaitLeftToTheService() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let id = try registeredTone(harness, seconds: 3)
+        let start = recorder.frameCount
+        // The command itself cannot reach a sound server: what is heard, the service played.
+        let fired = feedbackctl(harness, ["fire", "\(id)", "--no-wait"], ["PULSE_SERVER": "unix:\(harness.directory.file("no-server"))"])
+        #expect(fired.status == 0, "\(fired.errors)")
+        let onset = try #require(recorder.firstSound(after: start, timeout: 2), "nothing reached the sound server")
+        recorder.wait(seconds: 0.3)
+        let stopped = feedbackctl(harness, ["stop"])
+        #expect(stopped.status == 0, "\(stopped.errors)")
+        #expect(stopped.output == "Stopped 1 player:\n  \(daemon.pid)  feedbackservicesd: sound \(id)\n", "\(stopped.output)")
+        // Silence after the stop's fade, where the tone had 2 s to go.
+        recorder.wait(seconds: 0.1)
+        let after = recorder.frameCount
+        recorder.wait(seconds: 0.4)
+        #expect(recorder.peak(from: after, to: recorder.frameCount) < 0.01, "it played on after stop")
+        #expect(after - onset < 2 * PulseAudioTestServer.rate)
+        let again = feedbackctl(harness, ["stop", "--json"])
+        #expect(again.status == 0 && again.output.contains(#""stopped":[]"#), "\(again.output)")
+    }
+
+    @Test func stopLeavesOtherClientsPlaysAlone() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let id = try registeredTone(harness, seconds: 3)
+        // Another program's play, and one it detached in a group of its own.
+        let other = try ChildProcess(
+            DaemonTools.python,
+            ["-u", "-c", SystemSoundsClient.script, "play", "\(id)", "play", "\(id)", "detached=org.example.Other", "wait", "2"],
+            environment: harness.environment())
+        #expect(other.waitForOutput(containing: "play ", timeout: 10) != nil, "\(other.errors)")
+        let start = recorder.frameCount
+        let stopped = feedbackctl(harness, ["stop"])
+        #expect(stopped.status == 0 && stopped.output == "Nothing was playing.\n", "\(stopped.output) \(stopped.errors)")
+        recorder.wait(seconds: 0.5)
+        #expect(recorder.peak(from: start + PulseAudioTestServer.rate / 5, to: recorder.frameCount) > 0.1, "the other's sound stopped")
+        #expect(other.wait(timeout: 10) == 0)
+        #expect(!other.output.contains("ended "), "\(other.output)")
     }
 
     @Test func devicesShowsTheServicesState() throws {

@@ -49,6 +49,88 @@ func daemonCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws ->
     return "Haptic.Vibrate, a VibraRumble event, a looping one ending with its client (\(plays.count) plays), through gdbus → dbus-daemon → feedbackservicesd → uinput"
 }
 
+/// `feedbackctl vibrate` with the service running: the service vibrates (the command holds no
+/// device open while it waits), at the strength `--intensity` scales; Ctrl-C stops it (130);
+/// `--no-wait` leaves no process behind, and `feedbackctl stop` ends that vibration through the
+/// service (`StopDetached`), as it signals the detached player of `--no-wait --no-daemon`.
+func feedbackctlVibrateCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws -> String {
+    let program = try device("FBS CLI")
+    defer { program.destroy() }
+    let service = try VMDaemon(theme: #"{ "name": "vm", "profiles": [ { "name": "full", "feedbacks": [] } ] }"#)
+    defer { service.stop() }
+    let environment = service.environment
+    func uploads(since time: Int64) -> [[Int]] {
+        program.records().filter { $0.kind == "UPLOAD" && $0.time >= time }.map {
+            [$0.int("strong"), $0.int("length"), $0.int("delay")]
+        }
+    }
+    /// When the device was first told to stop or drop an effect after `time`, in ms after it.
+    func stopped(after time: Int64) -> Int64? {
+        program.records().first { ["STOP", "ERASE"].contains($0.kind) && $0.time >= time }.map { ($0.time - time) / 1000 }
+    }
+
+    var started = monotonicMicroseconds()
+    let waited = runToEnd("/bin/feedbackctl", ["vibrate", "--pattern", "0,200,100,200", "--intensity", "0.5"], environment)
+    let elapsed = (monotonicMicroseconds() - started) / 1000
+    try expect(waited.status == 0, "vibrate: \(waited.status) \(waited.output) \(service.log)")
+    try expect(elapsed >= 500, "vibrate returned after \(elapsed) ms, before its 500 ms pattern ended")
+    let pattern = uploads(since: started)
+    try expect(pattern == [[32768, 200, 0], [32768, 200, 300]], "vibrate's uploads \(pattern)")
+
+    started = monotonicMicroseconds()
+    let player = try startProgram("/bin/feedbackctl", ["vibrate", "--duration", "3000"], environment, log: "/tmp/vm-vibrate.out")
+    for _ in 0..<300 where uploads(since: started).isEmpty { sleepMilliseconds(10) }
+    let held = openFiles(of: player)
+    kill(player, SIGINT)
+    let interrupted = (try? System.waitpid(player))?.status ?? -1
+    try expect(uploads(since: started) == [[65535, 3000, 0]], "the waiting vibrate's uploads \(uploads(since: started))")
+    try expect(!held.contains(program.path), "the command opened the device itself: \(held)")
+    try expect((interrupted >> 8) & 0xff == 130, "Ctrl-C: status \(interrupted) \(readLog("/tmp/vm-vibrate.out"))")
+    let afterInterrupt = stopped(after: started)
+    try expect((afterInterrupt ?? .max) < 2_000, "the vibration went on after Ctrl-C (stopped at \(String(describing: afterInterrupt)) ms)")
+
+    started = monotonicMicroseconds()
+    let detached = runToEnd("/bin/feedbackctl", ["vibrate", "--duration", "3000", "--no-wait"], environment)
+    try expect(detached.status == 0, "vibrate --no-wait: \(detached.status) \(detached.output)")
+    for _ in 0..<300 where uploads(since: started).isEmpty { sleepMilliseconds(10) }
+    try expect(uploads(since: started) == [[65535, 3000, 0]], "--no-wait's uploads \(uploads(since: started))")
+    let stop = runToEnd("/bin/feedbackctl", ["stop"], environment)
+    let expected = "Stopped 1 player:\n  \(service.daemon)  feedbackservicesd: vibration of 3000 ms\n"
+    try expect(stop.status == 0 && stop.output == expected, "stop: \(stop.status) '\(stop.output)'")
+    let afterStop = stopped(after: started)
+    try expect((afterStop ?? .max) < 2_500, "the --no-wait vibration went on after stop (stopped at \(String(describing: afterStop)) ms)")
+
+    // The same in process (--no-daemon): a detached feedbackctl vibrates, and stop signals it.
+    started = monotonicMicroseconds()
+    let own = runToEnd("/bin/feedbackctl", ["vibrate", "--duration", "3000", "--no-wait", "--no-daemon"], environment)
+    try expect(own.status == 0, "vibrate --no-wait --no-daemon: \(own.status) \(own.output)")
+    for _ in 0..<300 where uploads(since: started).isEmpty { sleepMilliseconds(10) }
+    try expect(uploads(since: started) == [[65535, 3000, 0]], "the detached player's uploads \(uploads(since: started))")
+    let stopOwn = runToEnd("/bin/feedbackctl", ["stop"], environment)
+    try expect(
+        stopOwn.status == 0 && stopOwn.output.hasPrefix("Stopped 1 player:\n")
+            && stopOwn.output.hasSuffix("  feedbackctl vibrate --duration 3000 --no-daemon\n"),
+        "stop of the detached player: \(stopOwn.status) '\(stopOwn.output)'")
+    let afterOwnStop = stopped(after: started)
+    try expect((afterOwnStop ?? .max) < 2_500, "the detached player vibrated on after stop (\(String(describing: afterOwnStop)) ms)")
+    return "vibrate through the service in \(elapsed) ms; Ctrl-C stopped it at \(afterInterrupt ?? -1) ms; "
+        + "stop ended a --no-wait one at \(afterStop ?? -1) ms (in process: \(afterOwnStop ?? -1) ms)"
+}
+
+/// The paths process `pid` has open (`/proc/PID/fd`).
+private func openFiles(of pid: pid_t) -> [String] {
+    guard let directory = opendir("/proc/\(pid)/fd") else { return [] }
+    defer { closedir(directory) }
+    var paths: [String] = []
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/\(pid)/fd/\(name)", &buffer, buffer.count - 1)
+        if count > 0 { paths.append(String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+    }
+    return paths
+}
+
 /// A private `dbus-daemon` (/tmp/vm-bus) with `feedbackservicesd` on it, giving the feedback theme
 /// `theme`; its log is /tmp/vm-daemon.log. `stop()` ends both (SIGTERM).
 struct VMDaemon {
@@ -161,10 +243,13 @@ private func stopProgram(_ pid: pid_t) {
 
 /// `gdbus call --session ARGUMENTS`, its status and standard output.
 private func gdbus(_ arguments: [String], _ environment: [String]) -> (status: Int32, output: String) {
-    let log = "/tmp/vm-gdbus.out"
-    guard let pid = try? startProgram("/bin/gdbus", ["call", "--session"] + arguments, environment, log: log) else {
-        return (-1, "")
-    }
+    runToEnd("/bin/gdbus", ["call", "--session"] + arguments, environment)
+}
+
+/// Runs `path` to its end; its exit status and its standard output and error.
+private func runToEnd(_ path: String, _ arguments: [String], _ environment: [String]) -> (status: Int32, output: String) {
+    let log = "/tmp/vm-run.out"
+    guard let pid = try? startProgram(path, arguments, environment, log: log) else { return (-1, "") }
     let status = (try? System.waitpid(pid))?.status ?? -1
     return ((status >> 8) & 0xff, readLog(log))
 }

@@ -503,6 +503,10 @@ run("daemon-haptic-vibrate-and-rumble") {
     try daemonCase { (name: String) throws(CaseFailure) in try device(name) }
 }
 
+run("daemon-feedbackctl-vibrate-and-stop") {
+    try feedbackctlVibrateCase { (name: String) throws(CaseFailure) in try device(name) }
+}
+
 runLEDCases()
 
 run("daemon-led-feedback") {

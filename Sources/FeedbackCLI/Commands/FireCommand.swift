@@ -99,7 +99,7 @@ enum FireCommand: Subcommand {
         // The service plays sounds alone, on its own stream, with its own theme settings.
         if case .engine = destination, !vibrate, !alert.vibratesOnly, themeOptions.isDefault,
             DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)),
-            let route = DaemonRoute(environment: parser.environment), let play = route.play(alert, volume: volume),
+            let route = DaemonRoute(environment: parser.environment), let play = route.play(alert, volume: volume, detached: noWait),
             try fire(alert, through: route, play: play, noWait: noWait, json: json, parser, output: &output)
         {
             return

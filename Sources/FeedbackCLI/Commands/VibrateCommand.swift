@@ -2,15 +2,26 @@ import Dispatch
 import Synchronization
 import FeedbackServices
 
-/// `feedbackctl vibrate`: vibrate once, or a pattern, and wait until it is over.
+/// `feedbackctl vibrate`: vibrate once, or a pattern, and wait until it is over (or leave it
+/// running with `--no-wait`).
 enum VibrateCommand: Subcommand {
     static let name = "vibrate"
     static let abstract = "Vibrate once or in a pattern"
     static let discussion: [Paragraph] = [
         """
         Plays on the first vibrator (or the one --device names) and returns when the vibration
-        is over. Without options it plays the buzz of kSystemSoundID_Vibrate (400 ms).
+        is over, unless --no-wait is given. Without options it plays the buzz of
+        kSystemSoundID_Vibrate (400 ms). Ctrl-C (or 'feedbackctl stop') stops it, then exits
+        with 130 (143). The feedback profile does not apply: this command is asked for by hand.
+        """,
         """
+        When feedbackservicesd runs, it vibrates (not with --device or --input-dir, which name a
+        vibrator of their own, nor in the silent profile, which the service obeys): on the
+        vibrator it holds open, and --no-wait needs no background process. Output and exit
+        status are the same either way; what the service cannot play (no vibrator, a pattern
+        over its bounds: 64 steps, 10 s a step, 60 s in all) is played here. --no-daemon (or
+        FEEDBACKCTL_NO_DAEMON=1) always plays here.
+        """,
     ]
 
     static let duration = Option("--duration", value: "MS", .number, help: "Vibrate once for MS milliseconds (default 400)")
@@ -26,22 +37,29 @@ enum VibrateCommand: Subcommand {
     static let device = Option("--device", value: "PATH|NAME", .file, help: "The device node, or a text its name contains")
     static let inputDirectory = Option(
         "--input-dir", value: "DIR", .directory, help: "Look for devices in DIR instead of /dev/input")
-    static let options = [duration, intensity, pattern, amplitudes, device, inputDirectory]
+    static let noWait = SoundArguments.noWait.described(
+        """
+        Return at once; the vibration runs to its end (its errors
+        after the start are not reported)
+        """)
+    static let options = [duration, intensity, pattern, amplitudes, device, inputDirectory, noWait, DaemonRoute.noDaemon]
     static let usage: [[UsageItem]] = [
         [.optional([duration, intensity, device])],
         [.required(pattern), .optional([amplitudes, intensity, device])],
     ]
 
     static let exitStatus: String? = """
-        0 when the vibration played to its end; 64 bad options; 69 no vibrator (or it went
-        away); 77 the device node may not be opened (add the user to the 'input' group or
-        give the device a udev 'uaccess' tag).
+        0 when the vibration played to its end (or started, with --no-wait); 64 bad options;
+        69 no vibrator (or it went away); 77 the device node may not be opened (add the user
+        to the 'input' group or give the device a udev 'uaccess' tag); 130/143 stopped by
+        Ctrl-C or 'feedbackctl stop'.
         """
 
     static let examples = [
         "feedbackctl vibrate --duration 150 --intensity 0.5",
         "feedbackctl vibrate --pattern 0,200,100,200",
         "feedbackctl vibrate --pattern 100,50,100 --amplitudes 1,0,0.4 --device /dev/input/event4",
+        "feedbackctl vibrate --duration 5000 --no-wait && sleep 1 && feedbackctl stop",
     ]
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
@@ -54,7 +72,9 @@ enum VibrateCommand: Subcommand {
             try list(text, option: Self.amplitudes).map { item throws(CommandError) in try strength(item, option: Self.amplitudes) }
         }
         let device = parser.value(Self.device)
-        let directory = parser.value(Self.inputDirectory) ?? Vibration.inputDirectory
+        let chosenDirectory = parser.value(Self.inputDirectory)
+        let directory = chosenDirectory ?? Vibration.inputDirectory
+        let noWait = parser.flag(Self.noWait)
 
         if duration != nil && timings != nil {
             throw CommandError.usage("\(Self.duration.name) and \(Self.pattern.name) exclude each other")
@@ -73,12 +93,37 @@ enum VibrateCommand: Subcommand {
             throw CommandError.usage(describe(error))
         }
 
+        // The service plays on its own vibrator (the first it found), so a chosen one stays here;
+        // and it obeys the profile, which this command does not.
+        if device == nil, chosenDirectory == nil,
+            FeedbackSettings(environment: parser.environment).profile.allowsVibration,
+            DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)),
+            let route = DaemonRoute(environment: parser.environment),
+            let play = route.vibrate(pattern, intensity: intensity, detached: noWait)
+        {
+            if noWait { return }
+            switch try route.wait(for: play) {
+            case .finished(let name) where name != "silenced": return
+            case .stopped: return
+            // The profile became silent meanwhile, or the vibrator failed: played here, this
+            // reports what it reports in process.
+            case .finished, .failed: break
+            }
+        }
+
         let selector: VibratorSelector =
             switch device {
             case nil: .first
             case let text? where text.hasPrefix("/"): .path(text)
             case let text?: .name(text)
             }
+        if noWait {
+            // A vibrator that is missing or may not be opened is reported here, as a waiting run
+            // reports it; the detached player then opens it again.
+            Vibration.close(try Vibration.open(selector, directory: directory))
+            _ = try Detach.relaunch()
+            return
+        }
         let vibration = try Vibration.start(pattern, on: selector, directory: directory, intensity: intensity)
         try vibration.wait()
     }
@@ -136,18 +181,12 @@ struct Vibration {
         _ pattern: VibrationPattern, on selector: VibratorSelector = .first, directory: String = inputDirectory,
         intensity: Double = 1
     ) throws(CommandError) -> Vibration {
-        let engine: HapticEngine
-        do {
-            engine = try HapticEngine(selector, discovery: VibratorDiscovery(directory: directory))
-        } catch {
-            throw CommandError(error)
-        }
+        let engine = try open(selector, directory: directory)
         engine.maximumStrength = intensity
         do {
             try Interruption.check()
         } catch {
-            engine.shutdown()
-            engine.device.close()
+            close(engine)
             throw error
         }
         let done = DispatchSemaphore(value: 0)
@@ -159,13 +198,25 @@ struct Vibration {
         return Vibration(engine: engine, playback: playback, done: done, result: result)
     }
 
+    /// Opens the vibrator `selector` picks in `directory`, with an engine on it.
+    static func open(_ selector: VibratorSelector, directory: String) throws(CommandError) -> HapticEngine {
+        do {
+            return try HapticEngine(selector, discovery: VibratorDiscovery(directory: directory))
+        } catch {
+            throw CommandError(error)
+        }
+    }
+
+    /// Stops `engine`'s thread and closes its device.
+    static func close(_ engine: HapticEngine) {
+        engine.shutdown()
+        engine.device.close()
+    }
+
     /// Waits until the vibration is over (Ctrl-C stops it first and throws the interruption),
     /// then closes the device.
     func wait() throws(CommandError) {
-        defer {
-            engine.shutdown()
-            engine.device.close()
-        }
+        defer { Self.close(engine) }
         try Interruption.wait(for: done) { playback.stop() }
         if case .failed(let error) = result.get() { throw CommandError(error) }
     }
@@ -175,8 +226,7 @@ struct Vibration {
         playback.stop()
         done.wait()
         done.signal()
-        engine.shutdown()
-        engine.device.close()
+        Self.close(engine)
     }
 
     /// The completion, handed from the engine's thread to the waiting command.

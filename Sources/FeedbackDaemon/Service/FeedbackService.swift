@@ -558,20 +558,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         guard appID.utf8.count <= Self.maximumNameLength else {
             throw .invalidArgs("app_id may have at most \(Self.maximumNameLength) bytes")
         }
-        var pattern: [VibrationPattern.Step] = []
-        for (magnitude, duration) in steps {
-            guard magnitude.isFinite, (0...1).contains(magnitude) else {
-                throw .invalidArgs("magnitude \(magnitude) is outside 0…1")
-            }
-            guard duration <= Self.maximumVibrateStep else {
-                throw .invalidArgs("a step of \(duration) ms is longer than \(Self.maximumVibrateStep) ms")
-            }
-            pattern.append(VibrationPattern.Step(duration: Int(duration), intensity: magnitude))
-        }
-        let total = pattern.reduce(0) { $0 + $1.duration }
-        guard total <= FeedbackTheme.maximumDuration else {
-            throw .invalidArgs("the pattern lasts \(total) ms, more than \(FeedbackTheme.maximumDuration) ms")
-        }
+        let pattern = try Self.vibrationSteps(steps)
         let now = MonotonicClock.now
         let previous = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
             guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
@@ -612,6 +599,28 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         holder.withLock { $0 = playback }
         state.withLock { $0.vibrations[client] = playback }
         return true
+    }
+
+    /// A `Vibrate` pattern's (magnitude, ms) steps, checked: magnitudes 0…1, at most
+    /// `maximumVibrateStep` ms a step and `FeedbackTheme.maximumDuration` ms in all (the step count
+    /// is bounded as the pattern is read). `Haptic.Vibrate` and SystemSounds1's `Vibrate` take the same.
+    /// - Throws: `InvalidArgs` naming what is out of bounds.
+    static func vibrationSteps(_ steps: [(Double, UInt32)]) throws(BusError) -> [VibrationPattern.Step] {
+        var pattern: [VibrationPattern.Step] = []
+        for (magnitude, duration) in steps {
+            guard magnitude.isFinite, (0...1).contains(magnitude) else {
+                throw .invalidArgs("magnitude \(magnitude) is outside 0…1")
+            }
+            guard duration <= maximumVibrateStep else {
+                throw .invalidArgs("a step of \(duration) ms is longer than \(maximumVibrateStep) ms")
+            }
+            pattern.append(VibrationPattern.Step(duration: Int(duration), intensity: magnitude))
+        }
+        let total = pattern.reduce(0) { $0 + $1.duration }
+        guard total <= FeedbackTheme.maximumDuration else {
+            throw .invalidArgs("the pattern lasts \(total) ms, more than \(FeedbackTheme.maximumDuration) ms")
+        }
+        return pattern
     }
 
     /// Why `client` may not trigger now, if it may not: a limit it reached. Takes a token when it may.

@@ -20,8 +20,23 @@ import Synchronization
 /// - `PlayEnded(u play, s how, s why)`: exactly once per play, sent to the caller only (a unicast
 ///   signal). `how` is `finished`, `stopped` or `failed`; `why` starts with a word from a fixed
 ///   list (`SystemSounds1.Why`), then, after ": ", an explanation for people.
+/// - `Vibrate(a(du) pattern, a{sv} options) → u play`: a vibration on the service's vibrator, as a
+///   play: the steps (magnitude 0…1, ms) and their bounds are `Haptic.Vibrate`'s, it obeys the
+///   profile (silent: it ends `finished`, `silenced`), outlives its client as a play does and ends
+///   with `PlayEnded` (`vibrated`, `stopped`, `failed`: `no-vibrator` when the vibrator went away).
+///   A pattern that never vibrates is `InvalidArgs`; no vibrator to open is refused in the reply
+///   (`NoVibrator`). Options: `detached` only.
+/// - Option `detached` s (`Play`, `PlayEvent`, `Vibrate`): the play is a detached one of the named
+///   group — started for a caller that leaves at once and expects it to run to its end
+///   (`feedbackctl fire --no-wait` names the group `feedbackctl`) — so that `StopDetached` can reach
+///   it after its client has gone.
 /// - `Stop(u play)`, `StopAll() → u count`: the caller's plays only (another's: `AccessDenied`;
 ///   one that already ended: nothing, as a stop may cross its `PlayEnded`).
+/// - `StopDetached(s group) → a(us)`: stops the detached plays of `group` that clients of the
+///   caller's own user started (the user ID the bus has from each one's socket, never anything a
+///   client says: a session bus is one user's, and a user may stop what the user's own
+///   fire-and-forget players left running, but no other user's), and answers once they have ended:
+///   (play, what) for each it stopped. Plays without the option are never reached by it.
 /// - `Register(s path) → u id`: the persistent registry (registry.json, as `feedbackctl register`);
 ///   the path must be absolute. `RegisterFD(h fd, s name) → u id`: a sound read from a passed file
 ///   descriptor (for sandboxed clients), in the service range (2,000,000,000 and up); it is the
@@ -29,8 +44,9 @@ import Synchronization
 ///   the bus. `Unregister(u id)` removes either kind; `SetVolume(u id, d level)` re-registers one at
 ///   a level (0…4; for a persistent sound stored in the registry file). `ListSounds() → a(usd)`:
 ///   (id, path or name, seconds) for the persistent registry and the caller's own sounds.
-/// - A play outlives its client (each is one sound of at most 30 s, and a fire-and-forget caller
-///   such as `gdbus call` leaves at once); its `PlayEnded` is then not sent.
+/// - A play outlives its client (each is one sound of at most 30 s or one vibration of at most
+///   60 s, and a fire-and-forget caller such as `gdbus call` leaves at once); its `PlayEnded` is
+///   then not sent.
 /// - Properties `Profile`, `SoundTheme`, `AudioOutput` (read-only): what `feedbackctl devices`
 ///   shows of the running service.
 ///
@@ -47,6 +63,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         .method("PlayEvent", signature: "sa{sv}", result: "u", names: ["event", "options", "play"]),
         .method("Stop", signature: "u", result: "", names: ["play"]),
         .method("StopAll", signature: "", result: "u", names: ["stopped"]),
+        .method("Vibrate", signature: "a(du)a{sv}", result: "u", names: ["pattern", "options", "play"]),
+        .method("StopDetached", signature: "s", result: "a(us)", names: ["group", "stopped"]),
         .method("Register", signature: "s", result: "u", names: ["path", "id"]),
         .method("RegisterFD", signature: "hs", result: "u", names: ["fd", "name", "id"]),
         .method("Unregister", signature: "u", result: "", names: ["id"]),
@@ -94,6 +112,16 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         var stopReason: String?
         /// The client left the bus: its `PlayEnded` is not sent.
         var clientGone = false
+        /// The `detached` option's group, and the user who started the play (nil when the bus did
+        /// not say: then `StopDetached` never reaches it).
+        var detached: (group: String, uid: UInt32?)?
+    }
+
+    /// A `StopDetached` call waiting for the plays it stopped to end.
+    private struct DetachedStop {
+        var waiting: Set<UInt32>
+        var stopped: [[BusValue]]
+        var reply: PendingReply
     }
 
     private struct ClientSound {
@@ -108,6 +136,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         var budgets: TriggerBudgets
         var nextPlay: UInt32 = 1
         var stopping = false
+        var detachedStops: [DetachedStop] = []
     }
     private let state: Mutex<State>
 
@@ -134,19 +163,34 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         case "Play":
             let id = try message.readUInt32()
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8))
-            return [.uint32(try play(.id(id), options: options, client: client, bus: bus))]
+            return [.uint32(try play(.id(id), options: options, message: message, bus: bus))]
         case "PlayEvent":
             let event = try message.readString()
             guard !event.isEmpty, event.utf8.count <= FeedbackService.maximumNameLength else {
                 throw .invalidArgs("an event name has 1 to \(FeedbackService.maximumNameLength) bytes")
             }
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8))
-            return [.uint32(try play(.event(event), options: options, client: client, bus: bus))]
+            return [.uint32(try play(.event(event), options: options, message: message, bus: bus))]
+        case "Vibrate":
+            let steps = try message.readDoubleUInt32Pairs(limit: FeedbackService.maximumVibrateSteps)
+            let options = try PlayOptions(try message.readVariantDictionary(limit: 8), sound: false)
+            return [.uint32(try vibrate(steps, options: options, message: message, bus: bus))]
         case "Stop":
             try stop(try message.readUInt32(), client: client)
             return []
         case "StopAll":
             return [.uint32(stopAll(client: client))]
+        case "StopDetached":
+            let group = try message.readString()
+            guard let uid = message.senderUID else {
+                throw .accessDenied("the bus does not say which user the caller is")
+            }
+            // Each waits only for its plays' fades, but a flood of calls must not pile up.
+            guard state.withLock({ $0.detachedStops.count }) < limits.plays else {
+                throw .limitsExceeded("detached stops: \(limits.plays) are waiting for their plays to end, the most the service keeps")
+            }
+            stopDetached(group, uid: uid, reply: bus.answerLater(message))
+            return []
         // Registering decodes (up to 30 s of audio): off the bus thread, so that other clients'
         // feedback is not held up meanwhile.
         case "Register":
@@ -205,34 +249,44 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
 
     // MARK: - Playing
 
-    /// `Play`'s and `PlayEvent`'s options.
+    /// The options of `Play`, `PlayEvent` and `Vibrate`.
     struct PlayOptions {
         var playback = PlaybackOptions()
         var type = FeedbackType.audioOnly
+        /// `detached`: the group the play belongs to.
+        var detached: String?
 
-        init(_ entries: [String: BusValue]) throws(BusError) {
+        /// Reads `entries`; for a vibration (`sound` false) only `detached` applies.
+        init(_ entries: [String: BusValue], sound: Bool = true) throws(BusError) {
             for (key, value) in entries {
                 switch (key, value) {
-                case ("volume", .double(let volume)):
+                case ("volume", .double(let volume)) where sound:
                     guard VolumeLimit.range.contains(Float(volume)) else {
                         throw .invalidArgs("volume \(volume): from 0 to \(VolumeLimit.maximum)")
                     }
                     playback.volume = Float(volume)
-                case ("pan", .double(let pan)):
+                case ("pan", .double(let pan)) where sound:
                     guard (-1...1).contains(pan) else { throw .invalidArgs("pan \(pan): from -1 to 1") }
                     playback.pan = Float(pan)
-                case ("alert", .boolean(let alert)):
+                case ("alert", .boolean(let alert)) where sound:
                     type = alert ? .audioAndVibrate : .audioOnly
+                case ("detached", .string(let group)):
+                    guard !group.isEmpty, group.utf8.count <= FeedbackService.maximumNameLength else {
+                        throw .invalidArgs("a detached group has 1 to \(FeedbackService.maximumNameLength) bytes")
+                    }
+                    detached = group
                 default:
-                    throw .invalidArgs("unknown option '\(key.prefix(64))' of type \(value): volume (d), pan (d), alert (b)")
+                    let known = sound ? "volume (d), pan (d), alert (b), detached (s)" : "detached (s)"
+                    throw .invalidArgs("unknown option '\(key.prefix(64))' of type \(value): \(known)")
                 }
             }
         }
     }
 
-    private func play(_ alert: AlertSound, options: PlayOptions, client: String, bus: BusContext) throws(BusError)
+    private func play(_ alert: AlertSound, options: PlayOptions, message: BusMessage, bus: BusContext) throws(BusError)
         -> UInt32
     {
+        let client = message.sender
         if case .id(let id) = alert, SoundIDRange(id) == .service {
             guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
                 throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
@@ -244,19 +298,57 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 name: SystemSounds1.ErrorName.noSuchSound,
                 message: "\(id) is a process-local sound ID (\(SoundIDRange.processLocal)): only its own process can play it")
         }
-        let now = MonotonicClock.now
-        let admitted = state.withLock { $0.budgets.take(client, now: now) }
-        guard admitted else {
-            throw .limitsExceeded(
-                "play rate: client \(client) started more than \(Int(limits.playsPerSecond)) plays a second "
-                    + "(after a burst of \(Int(limits.playBurst)))")
-        }
+        try takeToken(client)
         let sound: ResolvedAlertSound
         do {
             sound = try manager.resolve(alert)
         } catch {
             throw Self.refusal(error)
         }
+        return try start(alert.description, options: options, message: message, bus: bus) { completion in
+            manager.play(sound, type: options.type, options: options.playback, delivery: .immediate, completion: completion)
+        }
+    }
+
+    /// `Vibrate`: `steps` (magnitude, ms) as a play of their own.
+    private func vibrate(_ steps: [(Double, UInt32)], options: PlayOptions, message: BusMessage, bus: BusContext)
+        throws(BusError) -> UInt32
+    {
+        guard let pattern = try? VibrationPattern(steps: try FeedbackService.vibrationSteps(steps)) else {
+            throw .invalidArgs("the pattern never vibrates (a vibration is stopped with Stop)")
+        }
+        try takeToken(message.sender)
+        do {
+            try manager.prepareVibrator()
+        } catch {
+            log("Vibrate (client \(message.sender)): no vibrator: \(error)")
+            throw BusError(name: SystemSounds1.ErrorName.noVibrator, message: "no vibrator: \(error)")
+        }
+        return try start("vibration of \(pattern.duration) ms", options: options, message: message, bus: bus) {
+            completion in
+            manager.play(
+                .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: pattern, delivery: .immediate,
+                completion: completion)
+        }
+    }
+
+    /// Takes one of `client`'s play tokens (the rate limit), or refuses.
+    private func takeToken(_ client: String) throws(BusError) {
+        let now = MonotonicClock.now
+        guard state.withLock({ $0.budgets.take(client, now: now) }) else {
+            throw .limitsExceeded(
+                "play rate: client \(client) started more than \(Int(limits.playsPerSecond)) plays a second "
+                    + "(after a burst of \(Int(limits.playBurst)))")
+        }
+    }
+
+    /// Numbers a play of `what` for the caller within the limits, and starts it with `begin`, which
+    /// hands the manager's result to the completion it is given (its one `PlayEnded`).
+    private func start(
+        _ what: String, options: PlayOptions, message: BusMessage, bus: BusContext,
+        _ begin: (@escaping @Sendable (FeedbackResult) -> Void) -> FeedbackPlayback
+    ) throws(BusError) -> UInt32 {
+        let client = message.sender
         let id = try state.withLock { state throws(BusError) -> UInt32 in
             guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
             let own = state.plays.values.lazy.filter { $0.client == client }.count
@@ -269,15 +361,20 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             var id = state.nextPlay
             while id == 0 || state.plays[id] != nil { id &+= 1 }
             state.nextPlay = id &+ 1
-            state.plays[id] = Play(client: client, what: alert.description)
+            state.plays[id] = Play(client: client, what: what)
             return id
         }
         let connection = bus.connection
-        let playback = manager.play(sound, type: options.type, options: options.playback, delivery: .immediate) {
-            [self] result in
+        let playback = begin { [self] result in
             connection.perform { [self] bus in ended(id, result: result, bus: bus) }
         }
-        state.withLock { $0.plays[id]?.playback = playback }
+        // The user is asked of the bus (a round trip) after the play has started, so that it does
+        // not delay it; the play cannot end meanwhile, as its end comes on this (the bus) thread.
+        let detached = options.detached.map { (group: $0, uid: message.senderUID) }
+        state.withLock { state in
+            state.plays[id]?.playback = playback
+            state.plays[id]?.detached = detached
+        }
         return id
     }
 
@@ -323,10 +420,42 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         return UInt32(playbacks.count)
     }
 
+    /// `StopDetached`: stops `group`'s detached plays that user `uid` started, and answers `reply`
+    /// once every one of them has ended (those another stop had already asked to end included).
+    private func stopDetached(_ group: String, uid: UInt32, reply: PendingReply) {
+        let (playbacks, answer) = state.withLock { state -> ([FeedbackPlayback], [BusValue]?) in
+            var stop = DetachedStop(waiting: [], stopped: [], reply: reply)
+            var playbacks: [FeedbackPlayback] = []
+            for (id, play) in state.plays.sorted(by: { $0.key < $1.key })
+            where play.detached?.group == group && play.detached?.uid == uid {
+                stop.waiting.insert(id)
+                guard play.stopReason == nil else { continue }
+                state.plays[id]?.stopReason = SystemSounds1.Why.stopCalled
+                stop.stopped.append([.uint32(id), .string(play.what)])
+                if let playback = play.playback { playbacks.append(playback) }
+            }
+            if stop.waiting.isEmpty { return ([], [Self.stoppedList(stop.stopped)]) }
+            state.detachedStops.append(stop)
+            return (playbacks, nil)
+        }
+        if let answer { reply.send(.success(answer)) }
+        for playback in playbacks { playback.stop() }
+    }
+
+    private static func stoppedList(_ rows: [[BusValue]]) -> BusValue { .structures(signature: "us", rows) }
+
     /// The manager's result for `play`, on the bus thread: its one `PlayEnded`.
     private func ended(_ play: UInt32, result: FeedbackResult, bus: BusContext) {
         // Nil: the service stopping reported it already.
-        guard let ended = state.withLock({ $0.plays.removeValue(forKey: play) }) else { return }
+        let (removed, answered) = state.withLock { state -> (Play?, [DetachedStop]) in
+            guard let removed = state.plays.removeValue(forKey: play) else { return (nil, []) }
+            for index in state.detachedStops.indices { state.detachedStops[index].waiting.remove(play) }
+            let answered = state.detachedStops.filter(\.waiting.isEmpty)
+            state.detachedStops.removeAll { $0.waiting.isEmpty }
+            return (removed, answered)
+        }
+        for stop in answered { stop.reply.send(.success([Self.stoppedList(stop.stopped)])) }
+        guard let ended = removed else { return }
         let (how, why) = Self.outcome(result, stopReason: ended.stopReason)
         if how == .failed { log("play \(play) of \(ended.what) (client \(ended.client)) failed: \(why)") }
         if ended.clientGone { return }
@@ -514,11 +643,15 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// Stops every play and sends each one's `PlayEnded` (stopped, `service-stopping`) now, before
     /// the name is released; later requests are refused.
     package func stop(bus: BusContext) {
-        let plays = state.withLock { state in
+        let (plays, detachedStops) = state.withLock { state in
             state.stopping = true
-            defer { state.plays.removeAll() }
-            return state.plays
+            defer {
+                state.plays.removeAll()
+                state.detachedStops.removeAll()
+            }
+            return (state.plays, state.detachedStops)
         }
+        for stop in detachedStops { stop.reply.send(.success([Self.stoppedList(stop.stopped)])) }
         for (id, play) in plays.sorted(by: { $0.key < $1.key }) {
             play.playback?.stop()
             if play.clientGone { continue }
