@@ -65,7 +65,7 @@ let package = Package(
         // makes to it.
         .target(
             name: "FeedbackBus",
-            dependencies: ["FeedbackServices", "CSystemd", "COptionalLibraries"],
+            dependencies: ["FeedbackServices", "CSystemd"],
             swiftSettings: strict),
         // The session service: feedbackd's theme format, org.sigxcpu.Feedback and
         // org.feedbackservices.SystemSounds1, a library so that its tests can run it in process;

@@ -29,7 +29,7 @@ void fbs_library_open(fbs_library *library) {
     void *handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         const char *reason = dlerror();
-        snprintf(library->error, sizeof library->error, "%s (install the Debian package %s)",
+        snprintf(library->error, sizeof library->error, "%s; install the Debian package %s",
                  reason != NULL ? reason : library->soname, library->package);
         return;
     }

@@ -17,8 +17,8 @@ typedef enum {
     FBS_LIBRARY_PIPEWIRE = 8,
 } fbs_optional_library;
 
-/// Why `library` cannot be used ("libcanberra.so.0: cannot open shared object file: … (install
-/// the Debian package libcanberra0)"), or NULL when it is loaded. Loads it if that was not tried
+/// Why `library` cannot be used ("libcanberra.so.0: cannot open shared object file: …; install
+/// the Debian package libcanberra0"), or NULL when it is loaded. Loads it if that was not tried
 /// yet. The text lives as long as the process.
 ///
 /// Thread safety: any thread, any time (the library is opened once, under pthread_once).
