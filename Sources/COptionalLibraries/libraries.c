@@ -25,8 +25,12 @@ FBS_HIDDEN extern fbs_library *const fbs_library_canberra, *const fbs_library_ev
 
 void fbs_library_open(fbs_library *library) {
     // RTLD_LOCAL: the library's symbols do not join the global scope, which every later lookup
-    // (another library's, this executable's lazy ones) would then search as well.
-    void *handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
+    // (another library's, this executable's lazy ones) would then search as well. RTLD_LAZY: the
+    // calls of libpulse's thirty dependencies (X11, xcb, gcrypt, …) are bound only where made;
+    // 0.6 ms less to `fire`'s first sample than RTLD_NOW (feedbackbench --only command, 100 runs
+    // each interleaved: median 10.4 against 11.0 ms). Our own names are all looked up below, so a
+    // library that lacks one is still refused here, not at the call.
+    void *handle = dlopen(library->soname, RTLD_LAZY | RTLD_LOCAL);
     if (handle == NULL) {
         const char *reason = dlerror();
         snprintf(library->error, sizeof library->error, "%s; install the Debian package %s",
