@@ -3,9 +3,9 @@ import PackageDescription
 
 /// FeedbackServices: AudioServices-style system sounds, alert feedback and vibration for Linux.
 ///
-/// C libraries stay at the edge: each one is a system-library target (module map + `shim.h`,
-/// found through pkg-config), imported only by the library's internal code. Those only some
-/// commands need are loaded on first use instead of linked (COptionalLibraries).
+/// C libraries stay at the edge: each one is a system-library target (module map + `shim.h`),
+/// imported only by the library's internal code. None is linked: each is loaded on its first call
+/// (COptionalLibraries), so a process maps only the libraries its route calls.
 let package = Package(
     name: "FeedbackServices",
     products: [
@@ -14,32 +14,27 @@ let package = Package(
         .executable(name: "feedbackservicesd", targets: ["feedbackservicesd"]),
     ],
     targets: [
-        .systemLibrary(
-            name: "CSndFile", pkgConfig: "sndfile",
-            providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(
-            name: "CPulse", pkgConfig: "libpulse",
-            providers: [.apt(["libpulse-dev"])]),
-        // Declarations only: these four are loaded on first use by COptionalLibraries, which
-        // defines every function of theirs the library calls, so a process that needs none of them
-        // (feedbackctl fire) does not map them at start-up. Their headers are in /usr/include.
+        // Declarations only, no `link` and no pkg-config (whose libraries SwiftPM would link):
+        // COptionalLibraries defines every function of theirs the package calls and loads the
+        // library on the first call, so a process that needs none of them (feedbackctl version)
+        // does not map them, and what they depend on, at start-up. Their headers are in
+        // /usr/include (the Debian -dev packages: libsndfile1-dev, libpulse-dev, libsoxr-dev,
+        // libcanberra-dev, libevdev-dev, libpipewire-0.3-dev, libebur128-dev, libsystemd-dev,
+        // libasound2-dev), PipeWire's in directories of their own (`pipeWireHeaders`).
+        .systemLibrary(name: "CSndFile"),
+        .systemLibrary(name: "CPulse"),
         .systemLibrary(name: "CSoxr"),
         .systemLibrary(name: "CCanberra"),
         .systemLibrary(name: "CEvdev"),
         // PipeWire's own client library: PipeWireOutput's pw_stream.
-        .systemLibrary(
-            name: "CPipeWire", pkgConfig: "libpipewire-0.3",
-            providers: [.apt(["libpipewire-0.3-dev", "libspa-0.2-dev"])]),
+        .systemLibrary(name: "CPipeWire"),
         // EBU R128 loudness measurement, for normalising registered sounds to a target in LUFS.
         .systemLibrary(name: "CEbur128"),
-        .target(name: "COptionalLibraries"),
         // sd-bus and sd-event: the session service's D-Bus connection and its loop.
-        .systemLibrary(
-            name: "CSystemd", pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]),
-        // ALSA: the engine's output on machines with no sound server (ALSAOutput); loaded on first
-        // use like the four above.
+        .systemLibrary(name: "CSystemd"),
+        // ALSA: the engine's output on machines with no sound server (ALSAOutput).
         .systemLibrary(name: "CALSA"),
+        .target(name: "COptionalLibraries", cSettings: [.unsafeFlags(pipeWireHeaders)]),
         .target(name: "CFeedbackShims"),
         .target(
             name: "FeedbackServices",
@@ -47,7 +42,7 @@ let package = Package(
                 "CSndFile", "CSoxr", "CPulse", "CPipeWire", "CCanberra", "CEvdev", "CEbur128", "CALSA", "COptionalLibraries",
                 "CFeedbackShims",
             ],
-            swiftSettings: strict),
+            swiftSettings: strict + [.unsafeFlags(pipeWireHeaders)]),
         // Sound and SoundManager: the classic player API. A module of its own because its
         // notifications need Foundation's NotificationCenter, and with it ICU; feedbackctl, which
         // does not use it, then starts without loading either (see CommandBenchmark).
@@ -128,6 +123,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// Where libpipewire-0.3's and SPA's headers are (`pkg-config --cflags libpipewire-0.3`): given
+/// by hand, as a pkg-config target would link the library too.
+var pipeWireHeaders: [String] { ["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"] }
 
 /// Settings shared by every Swift target: imports are internal unless marked `public import`, so no
 /// C module leaks into the public API.

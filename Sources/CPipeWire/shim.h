@@ -1,16 +1,18 @@
 #pragma once
-// libpipewire-0.3 for PipeWireOutput. Swift cannot call PipeWire's method macros (the loop
-// utilities, the core's listener) nor build SPA pods with the SPA_POD_* builder macros, and
-// pw_properties_new is variadic: the static inline functions below do it for Swift, each named
-// fb_pw_* after what it wraps.
+// libpipewire-0.3 for PipeWireOutput: declarations only (COptionalLibraries loads the library on
+// first use). Swift cannot call PipeWire's method macros (the loop utilities, the core's listener)
+// nor build SPA pods with the SPA_POD_* builder macros, and pw_properties_new is variadic: the
+// static inline functions below do it for Swift, each named fb_pw_* after what it wraps.
 #include <errno.h>
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/param/props.h>
 
-/// pw_properties_new(NULL): an empty property list (the variadic form cannot be called from Swift).
+/// An empty property list: pw_properties_new(NULL) made from an empty dictionary, as the variadic
+/// form can be neither called from Swift nor forwarded by COptionalLibraries.
 static inline struct pw_properties *fb_pw_properties_new(void) {
-    return pw_properties_new(NULL, NULL);
+    const struct spa_dict empty = SPA_DICT_INIT(NULL, 0);
+    return pw_properties_new_dict(&empty);
 }
 
 /// The EnumFormat pod for interleaved float32 at `rate` Hz, stereo (FL FR), built into `buffer`.

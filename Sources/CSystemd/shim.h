@@ -1,9 +1,15 @@
 #pragma once
 // sd-bus and sd-event from libsystemd: feedbackservicesd's D-Bus connection and its loop.
+// Declarations only: COptionalLibraries loads the library on first use.
 #include <stdint.h>
 #include <stdlib.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
+
+/// The address of libsystemd's `sd_bus_object_vtable_format`, which a vtable's start entry points
+/// at (SD_BUS_VTABLE_START takes it from the linked library; COptionalLibraries looks it up in the
+/// loaded one). NULL when libsystemd cannot be loaded.
+const unsigned *fbs_sd_bus_object_vtable_format(void);
 
 /// What a vtable member is (the kinds Swift describes; `csystemd_vtable_new` maps them to sd-bus's).
 typedef enum csystemd_member_kind {
@@ -38,7 +44,15 @@ static inline sd_bus_vtable *csystemd_vtable_new(
 {
     sd_bus_vtable *vtable = calloc(count + 2, sizeof *vtable);
     if (vtable == NULL) return NULL;
-    vtable[0] = (sd_bus_vtable) SD_BUS_VTABLE_START(0);
+    // SD_BUS_VTABLE_START(0), with the format variable's address from the loaded library.
+    vtable[0] = (sd_bus_vtable) {
+        .type = _SD_BUS_VTABLE_START,
+        .x.start = {
+            .element_size = sizeof(sd_bus_vtable),
+            .features = _SD_BUS_VTABLE_PARAM_NAMES,
+            .vtable_format_reference = fbs_sd_bus_object_vtable_format(),
+        },
+    };
     for (size_t index = 0; index < count; index++) {
         const csystemd_member *member = &members[index];
         sd_bus_vtable *entry = &vtable[index + 1];

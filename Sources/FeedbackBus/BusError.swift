@@ -1,4 +1,5 @@
 import FeedbackServices
+import Glibc
 
 /// A D-Bus error: the name a client sees (`org.freedesktop.DBus.Error.AccessDenied`) and a message.
 /// A value; safe to share across threads.
@@ -14,9 +15,12 @@ package struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
-    /// An sd-bus call's failure: it returned `-code`.
+    /// An sd-bus call's failure: it returned `-code`. `ELIBACC` is what every sd-bus call returns
+    /// when libsystemd cannot be loaded (COptionalLibraries): the message then says why and names
+    /// the Debian package.
     init(code: Int32, _ what: String) {
-        self.init(name: "org.freedesktop.DBus.Error.Failed", message: "\(what): \(Errno(rawValue: code))")
+        let reason = code == ELIBACC ? OptionalLibrary.systemd.unavailableReason : nil
+        self.init(name: "org.freedesktop.DBus.Error.Failed", message: "\(what): \(reason ?? "\(Errno(rawValue: code))")")
     }
 
     /// `org.freedesktop.DBus.Error.AccessDenied`: the caller may not do this.

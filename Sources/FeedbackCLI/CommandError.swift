@@ -74,6 +74,7 @@ extension SoundError: ReportedError {
         case .notASoundFile, .malformed, .unsupportedEncoding, .empty, .exceedsMaximumDuration, .tooManyChannels,
             .invalidSampleRate, .invalidSamples:
             .dataError
+        case .libraryUnavailable: .unavailable
         }
     }
 }
@@ -135,7 +136,7 @@ extension PlaybackError: ReportedError {
     var exitCode: ExitCode {
         switch reason {
         case .noAudioOutput, .serverUnavailable, .connectionLost, .serverStalled, .canberra, .outputClosed,
-            .unsupportedSound, .deviceBusy, .deviceUnavailable, .deviceLost:
+            .unsupportedSound, .deviceBusy, .deviceUnavailable, .deviceLost, .libraryUnavailable:
             .unavailable
         }
     }

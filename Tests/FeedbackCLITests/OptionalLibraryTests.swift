@@ -4,48 +4,85 @@ import Foundation
 import Glibc
 import Testing
 
-/// libcanberra, libevdev, libebur128, libsoxr and libasound are loaded on first use (COptionalLibraries), not
-/// linked: checked on the built binary with the dynamic loader's own report (`LD_DEBUG=files`), and
-/// a library that cannot be loaded is named in the error with the package that provides it.
+/// No C library is linked: each is loaded on its first call (COptionalLibraries), so a command maps
+/// only those its route calls. Checked on the built binary with the dynamic loader's own report
+/// (`LD_DEBUG=files`); a library that cannot be loaded is named in the error with the package that
+/// provides it, and the command exits as for any unavailable output (69). (feedbackctl through the
+/// service: FeedbackctlThroughTheServiceTests.)
 @Suite struct OptionalLibraryTests {
-    static let optional = ["libcanberra.so.0", "libevdev.so.2", "libebur128.so.1", "libsoxr.so.0", "libasound.so.2"]
     let directory = TemporaryDirectory()
 
-    /// The shared objects the loader opened during a run, from its `LD_DEBUG=files` lines
-    /// ("file=libpulse.so.0 [0];  needed by …").
-    func loaded(_ arguments: [String], environment: [String] = []) -> (CommandResult, Set<String>) {
-        let result = runProcess(feedbackctlBinary, arguments, environment: ["LD_DEBUG=files"] + environment)
-        var objects = Set<String>()
-        for line in result.errors.split(separator: "\n") {
-            guard let start = line.range(of: "file=") else { continue }
-            objects.insert(String(line[start.upperBound...].prefix { $0 != " " && $0 != "\t" }))
-        }
-        return (result, objects)
+    /// feedbackctl with the loader's report, in an environment of its own: no PipeWire socket and
+    /// no service's PID file (`XDG_RUNTIME_DIR`), no PulseAudio server unless one is given.
+    func loads(_ arguments: [String], _ environment: [String] = []) -> (result: ProcessResult, objects: LoadedObjects) {
+        runReportingLoadedObjects(
+            feedbackctlBinary, arguments, environment: ["XDG_RUNTIME_DIR=\(directory.path)", "PULSE_SERVER="] + environment)
     }
 
-    @Test func fireOpensNoneOfTheOptionalLibraries() throws {
-        let (result, objects) = loaded(["fire", "1007", "--output", directory.file("tri-tone.wav")])
+    @Test(arguments: [["version"], ["--help"]])
+    func versionAndHelpMapNoneOfThem(arguments: [String]) {
+        let (result, objects) = loads(arguments)
         #expect(result.status == 0, "\(result.errors.suffix(2_000))")
-        #expect(objects.contains("libpulse.so.0"), "the loader's report was not read: \(objects)")
-        #expect(objects.isDisjoint(with: Self.optional), "\(objects.intersection(Self.optional))")
+        #expect(objects.all.contains("libc.so.6"), "the loader's report was not read: \(objects.all)")
+        #expect(objects.all.isDisjoint(with: optionalLibraries), "\(objects.all.intersection(optionalLibraries))")
+    }
+
+    @Test func fireIntoAFileMapsOnlyLibsndfile() throws {
+        let (result, objects) = loads(["fire", "1007", "--output", directory.file("tri-tone.wav")])
+        #expect(result.status == 0, "\(result.errors.suffix(2_000))")
+        #expect(objects.all.intersection(optionalLibraries) == ["libsndfile.so.1"], "\(objects.all)")
     }
 
     @Test func aCommandThatNeedsOneLoadsItThen() throws {
-        // A 44.1 kHz file is resampled to the engine's 48 kHz: libsoxr, and only it.
+        // A 44.1 kHz file is resampled to the engine's 48 kHz: libsoxr, and only it besides libsndfile.
         let path = "\(repositoryRoot)/Tests/Fuzz/corpus/decoder/stereo-44k-24bit.wav"
-        let (result, objects) = loaded(["play", path, "--output", directory.file("out.wav")])
+        let (result, objects) = loads(["play", path, "--output", directory.file("out.wav")])
         #expect(result.status == 0, "\(result.errors.suffix(2_000))")
-        #expect(objects.contains("libsoxr.so.0"))
-        #expect(!objects.contains("libcanberra.so.0"))
+        #expect(objects.all.intersection(optionalLibraries) == ["libsndfile.so.1", "libsoxr.so.0"], "\(objects.all)")
     }
 
     @Test(.enabled(if: PulseAudioTestServer.shouldRun))
-    func aLibraryThatCannotBeLoadedIsNamedWithItsPackage() throws {
+    func fireOnPulseAudioMapsLibpulseAndLibsndfile() throws {
+        let (result, objects) = loads(["fire", "1007"], ["PULSE_SERVER=\(try PrivateSoundServer.address())"])
+        #expect(result.status == 0, "\(result.errors.suffix(2_000))")
+        #expect(objects.all.isSuperset(of: ["libpulse.so.0", "libsndfile.so.1"]), "\(objects.all)")
+        #expect(!objects.all.contains("libpipewire-0.3.so.0"))
+        // libpulsecommon needs libsystemd (on Debian): mapped for libpulse, never opened for the bus.
+        #expect(!objects.openedByProgram.contains("libsystemd.so.0"), "\(objects.openedByProgram)")
+        #expect(objects.all.isDisjoint(with: ["libcanberra.so.0", "libevdev.so.2", "libebur128.so.1", "libasound.so.2"]))
+    }
+
+    @Test(.enabled(if: PipeWireTestServer.shouldRun, "pipewire is not installed (scripts/setup)"))
+    func fireOnPipeWireMapsLibpipewire() throws {
+        let server = try PipeWireTestServer.shared(named: "selection")
+        let (result, objects) = loads(["fire", "1007"], ["XDG_RUNTIME_DIR=\(server.runtime)"])
+        #expect(result.status == 0, "\(result.errors.suffix(2_000))")
+        #expect(objects.all.isSuperset(of: ["libpipewire-0.3.so.0", "libsndfile.so.1"]), "\(objects.all)")
+        #expect(!objects.all.contains("libpulse.so.0"))
+        #expect(!objects.openedByProgram.contains("libsystemd.so.0"), "\(objects.openedByProgram)")
+    }
+
+    /// Each library that cannot be loaded, and a command that needs it: the error names the library
+    /// and its Debian package; no crash. None needs a sound server: the library is loaded first.
+    @Test(arguments: [
+        ("libpulse.so.0", "libpulse0", ["fire", "1007"], ["PULSE_SERVER=unix:/nonexistent"]),
+        ("libpipewire-0.3.so.0", "libpipewire-0.3-0", ["fire", "1007"], ["FEEDBACKSERVICES_OUTPUT=pipewire"]),
+        ("libsndfile.so.1", "libsndfile1", ["info", "\(repositoryRoot)/Tests/Fuzz/corpus/decoder/stereo-44k-24bit.wav"], []),
+    ])
+    func aLibraryThatCannotBeLoadedIsNamedWithItsPackage(
+        soname: String, package: String, arguments: [String], environment: [String]
+    ) {
+        let libraries = brokenLibraries([soname], in: directory)
+        let result = runProcess(feedbackctlBinary, arguments, environment: ["LD_LIBRARY_PATH=\(libraries)"] + environment)
+        #expect(result.status == 69, "\(result.errors)")
+        #expect(result.errors.contains(soname), "\(result.errors)")
+        #expect(result.errors.contains("install the Debian package \(package)"), "\(result.errors)")
+    }
+
+    @Test(.enabled(if: PulseAudioTestServer.shouldRun))
+    func withoutLibcanberraTheEnginePlaysAsBefore() throws {
         let server = try PrivateSoundServer.address()
-        // An empty file where the loader looks first: dlopen fails with "file too short".
-        let libraries = directory.file("lib")
-        mkdir(libraries, 0o755)
-        #expect(FileManager.default.createFile(atPath: "\(libraries)/libcanberra.so.0", contents: Data()))
+        let libraries = brokenLibraries(["libcanberra.so.0"], in: directory)
         let environment = ["PULSE_SERVER=\(server)", "LD_LIBRARY_PATH=\(libraries)"]
         let sound = "\(repositoryRoot)/SoundThemes/feedbackservices/stereo/message-new-instant.wav"
 

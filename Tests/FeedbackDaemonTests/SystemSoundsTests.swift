@@ -560,6 +560,28 @@ struct FeedbackctlThroughTheServiceTests {
         #expect(feedbackctl(harness, ["fire", "1007"], variable).status == 69)
     }
 
+    /// The route through the service needs libsystemd only: no sound server's library, and no
+    /// libsndfile (the service decodes). Checked with the dynamic loader's report (OptionalLibraryTests).
+    @Test func fireThroughTheServiceMapsOnlyLibsystemd() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let (fired, objects) = runReportingLoadedObjects(
+            builtProduct("feedbackctl"), ["fire", "1007"], environment: harness.environment().map { "\($0.key)=\($0.value)" })
+        #expect(fired.status == 0, "\(fired.errors.suffix(2_000))")
+        #expect(objects.all.intersection(optionalLibraries) == ["libsystemd.so.0"], "\(objects.all)")
+    }
+
+    @Test func aServiceThatCannotLoadLibsystemdSaysWhichPackage() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let libraries = brokenLibraries(["libsystemd.so.0"], in: harness.directory)
+        let service = runProcess(
+            builtProduct("feedbackservicesd"), [],
+            environment: harness.environment(["LD_LIBRARY_PATH": libraries]).map { "\($0.key)=\($0.value)" })
+        #expect(service.status == 69, "\(service.errors)")
+        #expect(service.errors.contains("libsystemd.so.0"), "\(service.errors)")
+        #expect(service.errors.contains("install the Debian package libsystemd0"), "\(service.errors)")
+    }
+
     @Test func withoutTheServicesPIDFileTheCommandDoesNotAskIt() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon()

@@ -1,6 +1,7 @@
-// The C libraries only some commands need (libcanberra, libevdev, libebur128, libsoxr, libasound) are loaded
-// on their first call, not when the process starts: feedbackctl fire, which needs none of them,
-// starts without mapping them and the eight shared objects they bring (see optional.c).
+// The C libraries FeedbackServices calls are loaded on their first call, not when the process
+// starts: this target defines every function of theirs the package calls, forwarding to the library,
+// which it dlopen()s then (see forwarding.h). `feedbackctl version` maps none of them; `fire`
+// only those its route needs. Their module maps (CPulse, CSystemd, …) give declarations and link nothing.
 #pragma once
 
 /// A library loaded on first use.
@@ -10,9 +11,15 @@ typedef enum {
     FBS_LIBRARY_EBUR128 = 2,
     FBS_LIBRARY_SOXR = 3,
     FBS_LIBRARY_ALSA = 4,
+    FBS_LIBRARY_PULSE = 5,
+    FBS_LIBRARY_SNDFILE = 6,
+    FBS_LIBRARY_SYSTEMD = 7,
+    FBS_LIBRARY_PIPEWIRE = 8,
 } fbs_optional_library;
 
 /// Why `library` cannot be used ("libcanberra.so.0: cannot open shared object file: …; install
-/// the Debian package libcanberra0"), or NULL when it is loaded. Loads it if that was not tried yet.
-/// The text lives as long as the process.
+/// the Debian package libcanberra0"), or NULL when it is loaded. Loads it if that was not tried
+/// yet. The text lives as long as the process.
+///
+/// Thread safety: any thread, any time (the library is opened once, under pthread_once).
 const char *fbs_optional_library_error(fbs_optional_library library);

@@ -267,7 +267,8 @@ enum AudioServicesFacade {
             switch error.reason {
             case .exceedsMaximumDuration: kAudioServicesSystemSoundExceededMaximumDurationError
             case .notFound, .permissionDenied, .isDirectory, .notARegularFile, .notASoundFile, .malformed,
-                .unsupportedEncoding, .empty, .tooManyChannels, .invalidSampleRate, .invalidSamples, .ioError:
+                .unsupportedEncoding, .empty, .tooManyChannels, .invalidSampleRate, .invalidSamples, .ioError,
+                .libraryUnavailable:
                 kAudioServicesSystemSoundUnspecifiedError
             }
         case .unknownSoundID, .persistentSoundID, .soundIDsExhausted, .registryDamaged, .registryBusy,

@@ -40,6 +40,9 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidSamples(String)
         /// The system refused a read (`errno`).
         case ioError(errno: Int32)
+        /// libsndfile, which reads every sound file, cannot be loaded; `detail` says why and names
+        /// the Debian package that provides it.
+        case libraryUnavailable
     }
 
     /// Why it failed.
@@ -79,6 +82,7 @@ public struct SoundError: Error, Sendable, Equatable, CustomStringConvertible {
             "sample rate \(rate) Hz is outside \(supported.lowerBound)…\(supported.upperBound) Hz"
         case .invalidSamples(let why): "invalid samples: \(why)"
         case .ioError(let code): "read failed (errno \(code))"
+        case .libraryUnavailable: "cannot be read: libsndfile cannot be loaded"
         }
     }
 }

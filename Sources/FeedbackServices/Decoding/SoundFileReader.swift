@@ -44,7 +44,9 @@ package struct SoundFileReader: ~Copyable {
         var info = SF_INFO()
         // close_desc = 0: the descriptor stays ours and is closed in deinit, on every path.
         guard let handle = quietly({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else {
-            let error = Self.libraryError(code: sf_error(nil), message: sf_strerror(nil), path: path)
+            let error =
+                OptionalLibrary.sndfile.unavailableReason.map { SoundError(.libraryUnavailable, source: path, detail: $0) }
+                ?? Self.libraryError(code: sf_error(nil), message: sf_strerror(nil), path: path)
             close(fd)
             throw error
         }

@@ -1,6 +1,5 @@
 import CEvdev
 import CFeedbackShims
-import COptionalLibraries
 import Glibc
 
 /// The system calls on an evdev node (made through `System`, which retries `EINTR`), each
@@ -63,8 +62,8 @@ enum EvdevNode {
         var handle: OpaquePointer?
         let status = libevdev_new_from_fd(fd, &handle)
         guard status == 0, let handle else {
-            if let missing = fbs_optional_library_error(FBS_LIBRARY_EVDEV) {
-                throw HapticsError(.ioError(errno: ELIBACC), source: path, detail: String(cString: missing))
+            if let missing = OptionalLibrary.evdev.unavailableReason {
+                throw HapticsError(.ioError(errno: ELIBACC), source: path, detail: missing)
             }
             throw HapticsError(errno: -status, source: path)
         }

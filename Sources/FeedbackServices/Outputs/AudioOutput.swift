@@ -70,6 +70,9 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         case deviceUnavailable
         /// The audio device went away while the sound played (unplugged, its driver unbound).
         case deviceLost
+        /// The library the output plays through (libpulse, libpipewire-0.3) cannot be loaded;
+        /// `detail` says why and names the Debian package that provides it.
+        case libraryUnavailable
     }
 
     /// What failed.
@@ -97,6 +100,7 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
             case .deviceBusy: "the audio device is busy (another program holds it)"
             case .deviceUnavailable: "the audio device cannot be opened"
             case .deviceLost: "the audio device went away"
+            case .libraryUnavailable: "the output's library cannot be loaded"
             }
         guard let detail, !detail.isEmpty else { return summary }
         return "\(summary): \(detail)"

@@ -188,7 +188,7 @@ private final class ServerQuery {
 
     func run(server: String?, timeout: Double) {
         guard let mainloop = pa_mainloop_new() else {
-            outcome = .failed(.unavailable, detail: "cannot create a PulseAudio main loop")
+            outcome = .failed(.unavailable, detail: OptionalLibrary.pulse.unavailableReason ?? "cannot create a PulseAudio main loop")
             return
         }
         self.mainloop = mainloop

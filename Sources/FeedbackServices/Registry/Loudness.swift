@@ -1,5 +1,4 @@
 internal import CEbur128
-internal import COptionalLibraries
 
 /// EBU R128 integrated loudness (ITU-R BS.1770, gated), measured with libebur128.
 enum Loudness {
@@ -30,6 +29,6 @@ enum Loudness {
 
     /// Why loudness cannot be measured on this machine at all (libebur128 missing), or nil.
     static var unavailableReason: String? {
-        fbs_optional_library_error(FBS_LIBRARY_EBUR128).map { String(cString: $0) }
+        OptionalLibrary.ebur128.unavailableReason
     }
 }

@@ -75,29 +75,32 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     public let name = "engine (PipeWire)"
     /// The configuration it was made with.
     public let configuration: Configuration
-    private let core: PipeWireEngine
+    /// The engine, or why there is none: libpipewire-0.3 cannot be loaded.
+    private let core: Result<PipeWireEngine, PlaybackError>
 
-    /// Creates the output. Nothing connects until the first `play` or `prepare()`.
+    /// Creates the output. Nothing connects until the first `play` or `prepare()`. libpipewire-0.3
+    /// is loaded here, if no output loaded it before; when it cannot be, every `prepare` and `play`
+    /// fails `.libraryUnavailable`, naming the Debian package that provides it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        core = PipeWireEngine(configuration: configuration)
+        core = Result(loading: .pipeWire) { PipeWireEngine(configuration: configuration) }
     }
 
     deinit {
-        core.shutdown()
+        if case .success(let core) = core { core.shutdown() }
     }
 
     /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
     /// Counters since the output was made.
-    public var statistics: Statistics { core.statistics }
+    public var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
     /// for the stream to stream.
     /// - Throws: `PlaybackError` (`.serverUnavailable`) if it does not.
     public func prepare(timeout: Double = 2) throws(PlaybackError) {
-        try core.prepare(timeout: timeout)
+        try core.get().prepare(timeout: timeout)
     }
 
     @discardableResult
@@ -105,7 +108,9 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
+        core.play(delivery: .queue(queue), completion: completion) {
+            $0.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
+        }
     }
 
     /// Starts a voice `offset` seconds into `source`: a buffer is played from there without a copy,
@@ -115,7 +120,9 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
+        core.play(delivery: .queue(queue), completion: completion) {
+            $0.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
+        }
     }
 }
 
@@ -127,6 +134,8 @@ extension PipeWireOutput: DeliveringAudioOutput {
     func play(
         _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        core.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
+        core.play(delivery: delivery, completion: completion) {
+            $0.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
+        }
     }
 }

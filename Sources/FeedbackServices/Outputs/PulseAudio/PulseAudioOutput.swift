@@ -86,23 +86,26 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     public let name = "engine (PulseAudio)"
     /// The configuration it was made with.
     public let configuration: Configuration
-    private let core: PulseAudioEngine
+    /// The engine, or why there is none: libpulse cannot be loaded.
+    private let core: Result<PulseAudioEngine, PlaybackError>
 
-    /// Creates the engine output. Nothing connects until the first `play` or `prepare()`.
+    /// Creates the engine output. Nothing connects until the first `play` or `prepare()`. libpulse
+    /// is loaded here, if no output loaded it before; when it cannot be, every `prepare` and `play`
+    /// fails `.libraryUnavailable`, naming the Debian package that provides it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        core = PulseAudioEngine(configuration: configuration)
+        core = Result(loading: .pulse) { PulseAudioEngine(configuration: configuration) }
     }
 
     /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
     deinit {
-        core.shutdown()
+        if case .success(let core) = core { core.shutdown() }
     }
 
     /// Counters since the output was made.
-    public var statistics: Statistics { core.statistics }
+    public var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
     /// (at most `PulseAudioOutput.connectTimeout`, when the attempt itself gives up) for the stream
@@ -110,7 +113,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
     public func prepare(timeout: Double = 2) throws(PlaybackError) {
-        try core.prepare(timeout: timeout)
+        try core.get().prepare(timeout: timeout)
     }
 
     @discardableResult
@@ -118,7 +121,9 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(buffer, options: options, delivery: .queue(queue), completion: completion)
+        core.play(delivery: .queue(queue), completion: completion) {
+            $0.play(buffer, options: options, delivery: .queue(queue), completion: completion)
+        }
     }
 
     /// Starts a voice `offset` seconds into `source`: a buffer is played from there without a copy,
@@ -129,7 +134,9 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
+        core.play(delivery: .queue(queue), completion: completion) {
+            $0.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
+        }
     }
 }
 
@@ -137,7 +144,9 @@ extension PulseAudioOutput: DeliveringAudioOutput {
     func play(
         _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        core.play(buffer, options: options, delivery: delivery, completion: completion)
+        core.play(delivery: delivery, completion: completion) {
+            $0.play(buffer, options: options, delivery: delivery, completion: completion)
+        }
     }
 }
 
