@@ -19,6 +19,7 @@
       const sd_bus_vtable *, void *)                                                                        \
     F(int, sd_bus_attach_event, -ELIBACC, sd_bus *, sd_event *, int)                                        \
     F(int, sd_bus_call, -ELIBACC, sd_bus *, sd_bus_message *, uint64_t, sd_bus_error *, sd_bus_message **)  \
+    F(int, sd_bus_creds_get_euid, -ELIBACC, sd_bus_creds *, uid_t *)                                        \
     F(int, sd_bus_creds_get_pid, -ELIBACC, sd_bus_creds *, pid_t *)                                         \
     F(sd_bus_creds *, sd_bus_creds_unref, NULL, sd_bus_creds *)                                             \
     F(int, sd_bus_detach_event, -ELIBACC, sd_bus *)                                                         \
@@ -58,6 +59,7 @@
     D(unsigned, sd_bus_object_vtable_format)                                                                \
     F(int, sd_bus_open_user, -ELIBACC, sd_bus **)                                                           \
     F(int, sd_bus_process, -ELIBACC, sd_bus *, sd_bus_message **)                                           \
+    F(int, sd_bus_query_sender_creds, -ELIBACC, sd_bus_message *, uint64_t, sd_bus_creds **)                \
     F(int, sd_bus_release_name, -ELIBACC, sd_bus *, const char *)                                           \
     F(int, sd_bus_reply_method_error, -ELIBACC, sd_bus_message *, const sd_bus_error *)                     \
     F(int, sd_bus_request_name, -ELIBACC, sd_bus *, const char *, uint64_t)                                 \
