@@ -54,8 +54,8 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     private static let instances = Mutex<[String: PipeWireTestServer]>([:])
 
     /// The server named `name`, started on first use and killed when the test process exits.
-    /// `minimumQuantum` forces the graph to run at least that many frames per cycle: without
-    /// real-time scheduling (none here), a 2 or 5 ms cycle glitches when the machine is busy.
+    /// `minimumQuantum` forces the graph to run at least that many frames per cycle: a 2 or 5 ms
+    /// cycle glitches when the machine is busy, even with the data threads SCHED_FIFO (as root).
     public static func shared(
         named name: String = "default", recording: Bool = true, minimumQuantum: Int? = nil
     ) throws -> PipeWireTestServer {

@@ -19,8 +19,8 @@ enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
     var server: SoundServerKind { self == .pulseAudio ? .pulseAudio : .pipeWire }
 
     /// The smallest graph cycle, in frames, of the PipeWire that PipeWireOutput is tested on
-    /// (10.7 ms): without real-time scheduling (none here), the 2 ms cycle the recorder asks for
-    /// glitches while other builds load the machine. pipewire-pulse keeps the default (its
+    /// (10.7 ms): the 2 ms cycle the recorder asks for glitched while other builds loaded the
+    /// machine, though the daemon's data thread and the stream's are SCHED_FIFO here (root). pipewire-pulse keeps the default (its
     /// engine queue of 20 ms underruns at longer cycles); feedbackbench measures the default.
     static let pipeWireQuantum = 512
 

@@ -1,3 +1,4 @@
+internal import CFeedbackShims
 internal import CPipeWire
 import Dispatch
 import Glibc
@@ -64,12 +65,19 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     private var drained: [Timeline.Command] = []
     private var pendingEnds: [(id: UInt64, end: PlaybackEnd)] = []
     /// What the loop thread reads of the data thread: voices on the timeline, when the process
-    /// callback last ran (CLOCK_MONOTONIC ns), the last quantum, the thread's policy, xruns.
+    /// callback last ran (CLOCK_MONOTONIC ns), the last quantum, the thread's scheduling, xruns.
     private let voiceCount = Atomic<Int>(0)
     private let lastProcess = Atomic<UInt64>(0)
     private let quantum = Atomic<Int>(0)
+    /// The data thread's policy (`fbs_sched_policy`; -1 until the callback first ran) and its
+    /// priority, stored before the policy (release) and read after it (acquire).
     private let policy = Atomic<Int>(-1)
+    private let priority = Atomic<Int>(0)
     private let xruns = Atomic<Int>(0)
+    /// Whether the loop thread has looked at the data thread's policy (loop thread).
+    private var schedulingChecked = false
+    /// Whether the line about a data thread without real-time scheduling was written: once per process.
+    private static let notRealTimeSaid = Atomic<Bool>(false)
 
     /// Polls for idleness, the connect timeout and a stalled graph while connected.
     private static let tick: UInt64 = 50_000_000
@@ -121,6 +129,8 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         pw_thread_loop_lock(threadLoop)
         // client-rt.conf, as pw-play uses: the plain client.conf does not load module-rt, and the
         // data thread that runs the process callback would then never ask for real-time priority.
+        // module-rt installs its thread-utils on the context before the context starts that
+        // thread, and makes it SCHED_FIFO itself when the process may (RTKit only otherwise).
         let contextProperties = fb_pw_properties_new()
         pw_properties_set(contextProperties, "config.name", "client-rt.conf")
         context = pw_context_new(loop, contextProperties, 0)!
@@ -161,11 +171,58 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     var statistics: PipeWireOutput.Statistics {
         var statistics = shared.withLock { $0.statistics }
         statistics.quantum = quantum.load(ordering: .relaxed)
-        let policy = policy.load(ordering: .relaxed)
-        statistics.realTimeThread = policy < 0 ? nil : policy == SCHED_FIFO || policy == SCHED_RR
+        statistics.streamThread = streamThread
         statistics.xruns = xruns.load(ordering: .relaxed)
         return statistics
     }
+
+    /// How the data thread was scheduled when the process callback first ran; nil before.
+    private var streamThread: PipeWireOutput.ThreadScheduling? {
+        let policy = policy.load(ordering: .acquiring)
+        guard policy >= 0 else { return nil }
+        return .init(policy: Int32(policy), priority: Int32(priority.load(ordering: .relaxed)))
+    }
+
+    /// `PipeWireOutput.streamThreadScheduling()`: an engine that never connects, its context's
+    /// data-loop thread asked how it is scheduled, on that thread.
+    static func probeStreamThreadScheduling() -> PipeWireOutput.ThreadScheduling? {
+        let engine = PipeWireEngine(configuration: .init())
+        defer { engine.shutdown() }
+        return engine.dataThreadScheduling()
+    }
+
+    /// Asks the context's data-loop thread for its scheduling, with a blocking invoke on that
+    /// loop. Only while no stream exists: libpipewire lets one thread at a time queue invokes on
+    /// the data loop, and a stream's own calls queue them from the loop thread.
+    private func dataThreadScheduling() -> PipeWireOutput.ThreadScheduling? {
+        struct Probe {
+            let thread: pthread_t
+            var policy: Int32 = -1
+            var priority: Int32 = 0
+        }
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        guard stream == nil, let dataLoop = pw_context_get_data_loop(context),
+            let thread = pw_data_loop_get_thread(dataLoop)
+        else { return nil }
+        var probe = Probe(thread: pthread_t(UInt(bitPattern: thread)))
+        // Until the thread has entered its loop, an invoke runs on the caller instead: such an
+        // answer is not taken, and the thread is asked again a millisecond later.
+        for _ in 0..<500 {
+            _ = pw_data_loop_invoke(dataLoop, { _, _, _, _, _, data in
+                let probe = data!.assumingMemoryBound(to: Probe.self)
+                guard pthread_equal(pthread_self(), probe.pointee.thread) != 0 else { return 0 }
+                var priority: Int32 = 0
+                probe.pointee.policy = fbs_sched_policy(&priority)
+                probe.pointee.priority = priority
+                return 0
+            }, 0, nil, 0, true, &probe)
+            if probe.policy >= 0 { return .init(policy: probe.policy, priority: probe.priority) }
+            usleep(1_000)
+        }
+        return nil
+    }
+
 
     /// Opens the connection and waits up to `timeout` seconds for the stream to stream.
     func prepare(timeout: Double) throws(PlaybackError) {
@@ -223,7 +280,12 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     private func process() {
         guard let stream else { return }
         lastProcess.store(MonotonicClock.nanoseconds, ordering: .relaxed)
-        if policy.load(ordering: .relaxed) < 0 { policy.store(Int(sched_getscheduler(0)), ordering: .relaxed) }
+        if policy.load(ordering: .relaxed) < 0 {
+            var threadPriority: Int32 = 0
+            let threadPolicy = fbs_sched_policy(&threadPriority)
+            priority.store(Int(threadPriority), ordering: .relaxed)
+            policy.store(Int(threadPolicy), ordering: .releasing)
+        }
         guard let buffer = pw_stream_dequeue_buffer(stream) else {
             xruns.add(1, ordering: .relaxed)
             return
@@ -377,6 +439,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
                 fail(.serverUnavailable, detail: "no stream within \(PulseAudioOutput.connectTimeout) s")
             }
         case .ready:
+            checkScheduling()
             let playing = voiceCount.load(ordering: .relaxed) > 0
             let last = Double(lastProcess.load(ordering: .relaxed)) * 1e-9
             if playing && now - max(last, connectStarted) > PulseAudioOutput.stallTimeout {
@@ -391,6 +454,18 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
                 idleSince = now
             }
         }
+    }
+
+    /// Once the process callback has run: a data thread without real-time scheduling is said in
+    /// one line on standard error (once per process); the output plays on regardless.
+    private func checkScheduling() {
+        guard !schedulingChecked, let scheduling = streamThread else { return }
+        schedulingChecked = true
+        guard !scheduling.isRealTime, !Self.notRealTimeSaid.exchange(true, ordering: .relaxed) else { return }
+        let line = "feedbackservices: PipeWire's stream thread is \(scheduling): libpipewire-module-rt did not "
+            + "raise it (it needs CAP_SYS_NICE, RLIMIT_RTPRIO of at least 11, or RTKit); sounds may break up "
+            + "when the machine is busy\n"
+        Array(line.utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(2, bytes) }
     }
 
     /// Notes a failure from inside a libpipewire callback and has the loop handle it next.
