@@ -232,6 +232,18 @@ int snd_device_name_hint(int card, const char *iface, void ***hints) {
     FORWARD(FBS_LIBRARY_ALSA, snd_device_name_hint, ALSA_FAILED);
     return real(card, iface, hints);
 }
+int snd_output_buffer_open(snd_output_t **outputp) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_output_buffer_open, ALSA_FAILED);
+    return real(outputp);
+}
+size_t snd_output_buffer_string(snd_output_t *output, char **buf) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_output_buffer_string, return 0);
+    return real(output, buf);
+}
+int snd_output_close(snd_output_t *output) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_output_close, ALSA_FAILED);
+    return real(output);
+}
 snd_pcm_sframes_t snd_pcm_avail_update(snd_pcm_t *pcm) {
     FORWARD(FBS_LIBRARY_ALSA, snd_pcm_avail_update, ALSA_FAILED);
     return real(pcm);
@@ -247,6 +259,10 @@ int snd_pcm_delay(snd_pcm_t *pcm, snd_pcm_sframes_t *delayp) {
 int snd_pcm_drop(snd_pcm_t *pcm) {
     FORWARD(FBS_LIBRARY_ALSA, snd_pcm_drop, ALSA_FAILED);
     return real(pcm);
+}
+int snd_pcm_dump(snd_pcm_t *pcm, snd_output_t *out) {
+    FORWARD(FBS_LIBRARY_ALSA, snd_pcm_dump, ALSA_FAILED);
+    return real(pcm, out);
 }
 int snd_pcm_hw_params(snd_pcm_t *pcm, snd_pcm_hw_params_t *params) {
     FORWARD(FBS_LIBRARY_ALSA, snd_pcm_hw_params, ALSA_FAILED);

@@ -165,6 +165,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             statistics.opens += 1
             statistics.rewritesEnabled = rewritesEnabled
             statistics.rewindableFrames = max(0, rewindable)
+            statistics.sharedMixer = device.isSharedMixer
             statistics.bufferFrames = device.bufferFrames
             statistics.periodFrames = device.periodFrames
             statistics.sampleFormat = device.format.rawValue
