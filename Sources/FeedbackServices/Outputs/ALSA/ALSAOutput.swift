@@ -31,6 +31,11 @@ public final class ALSAOutput: AudioOutput, Sendable {
     /// Seconds the device's position may stand still while a sound plays before every sound fails
     /// `.serverStalled`.
     public static let stallTimeout: Double = 2
+    /// Seconds a PCM may take to open before the plays waiting for it fail `.deviceUnavailable`.
+    /// The open itself runs on a thread of its own, which the output never waits for: a plugin can
+    /// block it without limit (the pulse plugin on a hung PulseAudio server), and neither the
+    /// output's shutdown nor the process's exit then waits on it.
+    public static let openTimeout: Double = 5
 
     /// Which PCM, and how it is driven.
     public struct Configuration: Sendable, Equatable {
