@@ -1,6 +1,5 @@
 internal import CFeedbackShims
 internal import CPipeWire
-import Dispatch
 import Glibc
 import Synchronization
 
@@ -10,31 +9,30 @@ import Synchronization
 /// renders the timeline there.
 ///
 /// Hand-offs, neither of which ever waits on the real-time side:
-/// - API threads → data thread: commands in `shared`, taken with `withLockIfAvailable` (a
-///   try-lock; busy means "next quantum") and swapped with an emptied array of the same capacity.
+/// - API threads → data thread: commands in `requests` (the `EngineRequests` every live output
+///   shares), taken with a try-lock (busy means "next quantum") and swapped with an emptied array
+///   of the same capacity.
 /// - data thread → loop thread: the voices the graph has played, appended to `shared.ended` under
-///   the same try-lock (kept in `pendingEnds` when it is busy), then the loop's event source is
+///   a try-lock (kept in `pendingEnds` when it is busy), then the loop's event source is
 ///   signalled (one eventfd write).
-final class PipeWireEngine: TimelineControl, @unchecked Sendable {
-    // Locking rule: `shared` is a Mutex. The PipeWire objects (`context`, `pwCore`, `stream`, the
-    // hooks, the sources) and `state`-machine fields marked "loop thread" are touched only on the
-    // thread loop's thread or with `pw_thread_loop_lock` held (init and shutdown). The fields
+final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
+    // Locking rule: `requests` and `shared` are behind Mutexes. The PipeWire objects (`context`,
+    // `pwCore`, `stream`, the hooks, the sources) and `state`-machine fields marked "loop thread"
+    // are touched only on the thread loop's thread or with `pw_thread_loop_lock` held (init and
+    // shutdown). The fields
     // marked "data thread" are touched only in the process callback, or on the loop thread while
     // no stream exists (before `pw_stream_connect`, after `pw_stream_destroy`, which waits for the
     // data thread to let go of the stream). That is what makes this class `@unchecked Sendable`.
 
     let configuration: PipeWireOutput.Configuration
 
+    /// The plays and commands API threads queue, and the `prepare` callers waiting.
+    let requests = EngineRequests()
+
     private struct Shared {
-        var commands: [Timeline.Command] = []
         var ended: [(id: UInt64, end: PlaybackEnd)] = []
-        var handles: [UInt64: PlaybackHandle] = [:]
         var state: ConnectionState = .closed
         var statistics = PipeWireOutput.Statistics()
-        var readyWaiters: [DispatchSemaphore] = []
-        var lastError: PlaybackError?
-        /// Set by shutdown: nothing may be queued any more.
-        var closed = false
     }
 
     private enum ConnectionState { case closed, connecting, ready }
@@ -118,7 +116,6 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         _ = Self.initialised
         self.configuration = configuration
         var initial = Shared()
-        initial.commands.reserveCapacity(256)
         initial.ended.reserveCapacity(256)
         shared = Mutex(initial)
         drained.reserveCapacity(256)
@@ -148,7 +145,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     /// Disconnects, stops the loop thread and waits for it; every sound still playing ends
     /// `.failed(.outputClosed)`. Called once, by the facade's deinit.
     func shutdown() {
-        shared.withLock { $0.closed = true }
+        requests.closed(with: nil, closing: true)
         pw_thread_loop_lock(threadLoop)
         disconnect()
         fb_pw_loop_destroy_source(loop, wakeSource)
@@ -159,13 +156,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         pw_thread_loop_destroy(threadLoop)
         coreListener.deallocate()
         streamListener.deallocate()
-        let handles = shared.withLock { shared in
-            for command in shared.commands { command.discard() }
-            shared.commands.removeAll()
-            defer { shared.handles.removeAll() }
-            return Array(shared.handles.values)
-        }
-        for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
+        requests.closed(with: PlaybackError(.outputClosed))
     }
 
     var statistics: PipeWireOutput.Statistics {
@@ -223,52 +214,20 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         return nil
     }
 
-
     /// Opens the connection and waits up to `timeout` seconds for the stream to stream.
     func prepare(timeout: Double) throws(PlaybackError) {
-        let semaphore = DispatchSemaphore(value: 0)
-        let ready = shared.withLock { shared -> Bool in
-            if shared.state == .ready { return true }
-            shared.lastError = nil
-            shared.readyWaiters.append(semaphore)
-            return false
-        }
-        if ready { return }
-        wakeLoop()
-        if semaphore.wait(timeout: .now() + timeout) == .timedOut {
-            shared.withLock { $0.readyWaiters.removeAll { $0 === semaphore } }
-            throw PlaybackError(.serverUnavailable, detail: "no PipeWire stream after \(timeout) s")
-        }
-        let error = shared.withLock { $0.state == .ready ? nil : $0.lastError }
-        if let error { throw error }
+        try requests.prepare(
+            timeout: timeout, timedOut: PlaybackError(.serverUnavailable, detail: "no PipeWire stream after \(timeout) s"),
+            wake: wakeLoop)
     }
 
-    func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, delivery: Delivery,
-        completion: (@Sendable (PlaybackEnd) -> Void)?
-    ) -> PlaybackHandle {
-        startVoice(
-            source, from: offset, sampleRate: configuration.sampleRate, options: options, delivery: delivery,
-            completion: completion
-        ) { id, handle, start in
-            let state = shared.withLock { shared -> ConnectionState? in
-                guard !shared.closed else { return nil }
-                shared.handles[id] = handle
-                shared.commands.append(start)
-                return shared.state
-            }
-            // Connecting or streaming: the process callback takes it at the next quantum.
-            if state == .closed { wakeLoop() }
-            return state != nil
-        }
-    }
+    var timelineRate: Int { configuration.sampleRate }
 
-    /// Queues `command` for the process callback, which applies it to the next buffer.
-    func send(_ command: Timeline.Command) {
-        shared.withLock { shared in
-            guard !shared.closed else { return }
-            shared.commands.append(command)
-        }
+    /// After a play or a command was queued: connecting or streaming, the process callback takes
+    /// it at the next quantum, so only a closed connection needs the loop woken (to open it). A
+    /// close racing the play either finds the play queued (and reconnects) or is seen here.
+    func wakeAudioThread() {
+        if shared.withLock({ $0.state == .closed }) { wakeLoop() }
     }
 
     private func wakeLoop() {
@@ -307,7 +266,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             let played = cursor - delay - Int64(time.buffered) - Int64(time.queued) / Int64(stride)
             pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played))
         }
-        if shared.withLockIfAvailable({ swap(&$0.commands, &drained) }) != nil, !drained.isEmpty {
+        if requests.takeCommandsIfAvailable(into: &drained), !drained.isEmpty {
             timeline.apply(drained, at: cursor)
             drained.removeAll(keepingCapacity: true)
         }
@@ -336,8 +295,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             if stream != nil || pwCore != nil { fail(failure.reason, detail: failure.detail) }
         }
         deliverEnds()
-        let (state, wanted) = shared.withLock { ($0.state, !$0.commands.isEmpty || !$0.readyWaiters.isEmpty) }
-        if state == .closed && wanted { connect() }
+        if shared.withLock({ $0.state == .closed }) && requests.isWanted { connect() }
     }
 
     private func deliverEnds() {
@@ -345,11 +303,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             defer { shared.ended.removeAll(keepingCapacity: true) }
             return shared.ended.map { ($0.id, $0.end) }
         }
-        for (id, end) in ended {
-            let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
-            // The voice is gone already: nothing to stop.
-            handle?.end(end, stoppingVoice: false)
-        }
+        for (id, end) in ended { requests.voiceEnded(id, end) }
     }
 
     private func connect() {
@@ -407,13 +361,11 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         switch state {
         case PW_STREAM_STATE_STREAMING:
             wasStreaming = true
-            let waiters = shared.withLock { shared -> [DispatchSemaphore] in
+            shared.withLock { shared in
                 shared.state = .ready
                 shared.statistics.streamReadyTime = MonotonicClock.now
-                defer { shared.readyWaiters.removeAll() }
-                return shared.readyWaiters
             }
-            waiters.forEach { $0.signal() }
+            requests.setReady(true)
         case PW_STREAM_STATE_ERROR:
             report(PlaybackError(wasStreaming ? .connectionLost : .serverUnavailable, detail: stream.map { stream in
                 var error: UnsafePointer<CChar>?
@@ -430,7 +382,8 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     private func onTick() {
         deliverEnds()
         let now = MonotonicClock.now
-        let (state, pending) = shared.withLock { ($0.state, !$0.commands.isEmpty || !$0.handles.isEmpty) }
+        let state = shared.withLock { $0.state }
+        let pending = requests.hasPendingWork
         switch state {
         case .closed:
             return
@@ -506,22 +459,11 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     /// The connection closed. With an error, every sound playing or waiting fails; without one
     /// (closed when idle), nothing was playing, and a play that raced with the close reopens it.
     private func connectionEnded(_ error: PlaybackError?) {
-        let (failed, waiters, reopen) = shared.withLock { shared -> ([PlaybackHandle], [DispatchSemaphore], Bool) in
+        shared.withLock { shared in
             shared.state = .closed
-            shared.lastError = error
-            guard error != nil else { return ([], [], !shared.commands.isEmpty || !shared.readyWaiters.isEmpty) }
-            for command in shared.commands { command.discard() }
-            shared.commands.removeAll(keepingCapacity: true)
-            shared.ended.removeAll(keepingCapacity: true)
-            let handles = Array(shared.handles.values)
-            shared.handles.removeAll()
-            defer { shared.readyWaiters.removeAll() }
-            return (handles, shared.readyWaiters, false)
+            // Failed below, every one of them: ends not yet delivered are moot.
+            if error != nil { shared.ended.removeAll(keepingCapacity: true) }
         }
-        if let error {
-            for handle in failed { handle.end(.failed(error)) }
-        }
-        waiters.forEach { $0.signal() }
-        if reopen { connect() }
+        if requests.closed(with: error) { connect() }
     }
 }
