@@ -76,6 +76,13 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
         }
     }
 
+    /// Ends the shared server named `name`, if one runs (bus, daemons and recorder): for a suite
+    /// that is done with it (its graph, driven by the recorder, otherwise runs to the end of the
+    /// test process, with real-time threads). The next `shared(named: name)` starts a new one.
+    public static func shutDownShared(named name: String) {
+        instances.withLock { $0.removeValue(forKey: name) }?.shutdown()
+    }
+
     private var environment: [String] {
         [
             "HOME=\(directory.path)", "XDG_RUNTIME_DIR=\(runtime)", "XDG_CONFIG_HOME=\(directory.file("config"))",
@@ -201,6 +208,14 @@ public enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvert
         switch self {
         case .pulseAudio: PulseAudioTestServer.available
         case .pipeWire: PipeWireTestServer.available
+        }
+    }
+
+    /// Ends the shared server of this kind named `name`, if one runs.
+    public func shutDownShared(named name: String) {
+        switch self {
+        case .pulseAudio: PulseAudioTestServer.shutDownShared(named: name)
+        case .pipeWire: PipeWireTestServer.shutDownShared(named: name)
         }
     }
 

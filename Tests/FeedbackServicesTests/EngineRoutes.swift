@@ -27,9 +27,15 @@ enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The suite's shared server for this route, named `name`.
     func server(named name: String) throws -> any SoundTestServer {
         self == .pipeWire
-            ? try PipeWireTestServer.shared(named: "\(name)-native", minimumQuantum: Self.pipeWireQuantum)
+            ? try PipeWireTestServer.shared(named: Self.nativeServerName(name), minimumQuantum: Self.pipeWireQuantum)
             : try server.shared(named: name)
     }
+
+    /// The names of the servers `server(named: name)` starts on the routes: `name` for PulseAudio
+    /// and pipewire-pulse, and PipeWireOutput's own (its graph forced to `pipeWireQuantum`).
+    static func serverNames(_ name: String) -> [String] { [name, nativeServerName(name)] }
+
+    private static func nativeServerName(_ name: String) -> String { "\(name)-native" }
 
     /// A new output on `server`, not connected yet.
     func output(on server: any SoundTestServer, idleTimeout: Double = 10) -> any EngineOutput {

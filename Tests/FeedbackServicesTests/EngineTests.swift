@@ -30,7 +30,9 @@ final class EndRecorder: Sendable {
 extension AudioServerSuites {
     /// The engine against a real PulseAudio server: what the server's monitor recorded is compared
     /// with what was played.
-    @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+    @Suite(
+        .serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"),
+        .shutsDownSoundServers(named: EngineRoute.serverNames("engine")))
     struct EngineTests {
         let rate = 48_000
 
