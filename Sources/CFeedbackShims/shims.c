@@ -1,10 +1,11 @@
-// ppoll, pthread_setname_np and fopencookie are GNU extensions: define _GNU_SOURCE here, for this
+// ppoll, pthread_setname_np, SCHED_RESET_ON_FORK and fopencookie are GNU extensions: define _GNU_SOURCE here, for this
 // file only, rather than in the header.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <spawn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -16,6 +17,14 @@
 
 int fbs_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
+}
+
+int fbs_sched_policy(int *priority) {
+    struct sched_param parameters;
+    int policy = sched_getscheduler(0);
+    if (policy < 0 || sched_getparam(0, &parameters) != 0) return -1;
+    *priority = parameters.sched_priority;
+    return policy & ~SCHED_RESET_ON_FORK;
 }
 
 int fbs_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout) {

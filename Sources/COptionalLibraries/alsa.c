@@ -13,10 +13,14 @@
     F(int, snd_device_name_free_hint, -ELIBACC, void **)                                                    \
     F(char *, snd_device_name_get_hint, NULL, const void *, const char *)                                   \
     F(int, snd_device_name_hint, -ELIBACC, int, const char *, void ***)                                     \
+    F(int, snd_output_buffer_open, -ELIBACC, snd_output_t **)                                               \
+    F(size_t, snd_output_buffer_string, 0, snd_output_t *, char **)                                         \
+    F(int, snd_output_close, -ELIBACC, snd_output_t *)                                                      \
     F(snd_pcm_sframes_t, snd_pcm_avail_update, -ELIBACC, snd_pcm_t *)                                       \
     F(int, snd_pcm_close, -ELIBACC, snd_pcm_t *)                                                            \
     F(int, snd_pcm_delay, -ELIBACC, snd_pcm_t *, snd_pcm_sframes_t *)                                       \
     F(int, snd_pcm_drop, -ELIBACC, snd_pcm_t *)                                                             \
+    F(int, snd_pcm_dump, -ELIBACC, snd_pcm_t *, snd_output_t *)                                             \
     F(int, snd_pcm_hw_params, -ELIBACC, snd_pcm_t *, snd_pcm_hw_params_t *)                                 \
     F(int, snd_pcm_hw_params_any, -ELIBACC, snd_pcm_t *, snd_pcm_hw_params_t *)                             \
     V(snd_pcm_hw_params_free, snd_pcm_hw_params_t *)                                                        \

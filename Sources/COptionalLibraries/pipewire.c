@@ -11,8 +11,12 @@
 #define FUNCTIONS(F, V, D)                                                                                  \
     F(struct pw_core *, pw_context_connect, NULL, struct pw_context *, struct pw_properties *, size_t)      \
     V(pw_context_destroy, struct pw_context *)                                                              \
+    F(struct pw_data_loop *, pw_context_get_data_loop, NULL, struct pw_context *)                           \
     F(struct pw_context *, pw_context_new, NULL, struct pw_loop *, struct pw_properties *, size_t)          \
     F(int, pw_core_disconnect, -ELIBACC, struct pw_core *)                                                  \
+    F(struct spa_thread *, pw_data_loop_get_thread, NULL, struct pw_data_loop *)                            \
+    F(int, pw_data_loop_invoke, -ELIBACC, struct pw_data_loop *, spa_invoke_func_t, uint32_t, const void *, \
+      size_t, bool, void *)                                                                                 \
     V(pw_init, int *, char ***)                                                                             \
     F(struct pw_properties *, pw_properties_new_dict, NULL, const struct spa_dict *)                        \
     F(int, pw_properties_set, -ELIBACC, struct pw_properties *, const char *, const char *)                 \

@@ -54,8 +54,8 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     private static let instances = Mutex<[String: PipeWireTestServer]>([:])
 
     /// The server named `name`, started on first use and killed when the test process exits.
-    /// `minimumQuantum` forces the graph to run at least that many frames per cycle: without
-    /// real-time scheduling (none here), a 2 or 5 ms cycle glitches when the machine is busy.
+    /// `minimumQuantum` forces the graph to run at least that many frames per cycle: a 2 or 5 ms
+    /// cycle glitches when the machine is busy, even with the data threads SCHED_FIFO (as root).
     public static func shared(
         named name: String = "default", recording: Bool = true, minimumQuantum: Int? = nil
     ) throws -> PipeWireTestServer {
@@ -74,6 +74,13 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
             instances[name] = server
             return server
         }
+    }
+
+    /// Ends the shared server named `name`, if one runs (bus, daemons and recorder): for a suite
+    /// that is done with it (its graph, driven by the recorder, otherwise runs to the end of the
+    /// test process, with real-time threads). The next `shared(named: name)` starts a new one.
+    public static func shutDownShared(named name: String) {
+        instances.withLock { $0.removeValue(forKey: name) }?.shutdown()
     }
 
     private var environment: [String] {
@@ -201,6 +208,14 @@ public enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvert
         switch self {
         case .pulseAudio: PulseAudioTestServer.available
         case .pipeWire: PipeWireTestServer.available
+        }
+    }
+
+    /// Ends the shared server of this kind named `name`, if one runs.
+    public func shutDownShared(named name: String) {
+        switch self {
+        case .pulseAudio: PulseAudioTestServer.shutDownShared(named: name)
+        case .pipeWire: PipeWireTestServer.shutDownShared(named: name)
         }
     }
 

@@ -65,6 +65,13 @@ public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     /// a failure), otherwise only where it can be started.
     public static var shouldRun: Bool { runningInCI || available }
 
+    /// Kills the shared server named `name`, if one runs, with its recorder: for a suite that is
+    /// done with it (its recorder and the server's sink otherwise run to the end of the test
+    /// process, beside every suite after it). The next `shared(named: name)` starts a new one.
+    public static func shutDownShared(named name: String) {
+        instances.withLock { $0.removeValue(forKey: name) }?.kill()
+    }
+
     public func start() throws {
         let runtime = directory.file("runtime")
         mkdir(runtime, 0o700)

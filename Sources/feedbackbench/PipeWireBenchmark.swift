@@ -58,7 +58,7 @@ struct PipeWireBenchmark {
         let quantumTime = Double(quantum) / 48_000
         print("PipeWire, play to first sample at the sink (\(plays) plays each, interleaved)")
         print("  graph quantum in force: \(quantum) frames (\(milliseconds(quantumTime))); "
-            + "stream thread real-time: \(statistics.realTimeThread.map { $0 ? "yes (SCHED_FIFO/RR)" : "no (SCHED_OTHER)" } ?? "unknown")")
+            + "stream thread: \(statistics.streamThread?.description ?? "unknown (the callback never ran)")")
         for (index, contender) in contenders.enumerated() {
             print("  \(padded(contender.0)) \(timings[index].summary)")
         }

@@ -56,6 +56,63 @@ import Testing
         #expect(text.output.hasSuffix("\nNo vibrators in \(input.path).\n\nNo LEDs in \(input.path)/sys/class/leds.\n"))
     }
 
+    /// With a PipeWire daemon answering, the output is PipeWire, and a line under it says how the
+    /// thread its stream would run on is scheduled: real-time as root (CI runs as root).
+    @Test(.enabled(if: PipeWireTestServer.shouldRun))
+    func withPipeWireItSaysWhetherTheStreamThreadIsRealTime() throws {
+        let server = try PipeWireTestServer.shared(named: "devices", recording: false)
+        // What a client of that session sees: its runtime directory, and no PULSE_SERVER.
+        func devices(_ arguments: [String]) throws -> ProcessResult {
+            let environment = ["XDG_RUNTIME_DIR": server.runtime, "HOME": server.directory.path, "PATH": "/usr/bin:/bin"]
+            let child = try ChildProcess(feedbackctlBinary, ["devices", "--audio"] + arguments, environment: environment)
+            let status = child.wait()
+            return ProcessResult(status: status, output: child.output, errors: child.errors)
+        }
+        let json = try devices(["--json"])
+        #expect(json.status == 0, "\(json.errors)")
+        let output = try #require(try object(json)["output"] as? [String: Any])
+        #expect(output["kind"] as? String == "pipewire", "\(output)")
+        let thread = try #require(output["streamThread"] as? [String: Any], "\(output)")
+        let realTime = geteuid() == 0 || runningInCI
+        if realTime {
+            #expect(thread["realTime"] as? Bool == true, "\(thread)")
+            #expect(["SCHED_FIFO", "SCHED_RR"].contains(thread["policy"] as? String ?? ""), "\(thread)")
+        }
+        let text = try devices([])
+        #expect(text.status == 0, "\(text.errors)")
+        let line = "Output: pipewire (a PipeWire daemon answers at \(server.socket))\n  stream thread: "
+        #expect(text.output.contains(line + (realTime ? "real-time (SCHED_" : "")), "\(text.output)")
+    }
+
+    /// Where the process may not make PipeWire's data thread real-time (uid 65534: no
+    /// CAP_SYS_NICE, RLIMIT_RTPRIO 0, no RTKit), `devices` says so, and `fire` plays all the same
+    /// with one line on standard error saying so. Needs root, to run the commands as uid 65534.
+    @Test(.enabled(if: PipeWireTestServer.shouldRun && geteuid() == 0, "needs pipewire and root"))
+    func withoutRealTimeSchedulingFireStillPlaysAndSaysSoOnce() throws {
+        let server = try PipeWireTestServer.shared(named: "devices", recording: false)
+        // Let uid 65534 reach the daemon's socket, for this test only.
+        let modes = [(server.directory.path, mode_t(0o711), mode_t(0o700)), (server.runtime, 0o711, 0o700), (server.socket, 0o777, 0o755)]
+        for (path, open, _) in modes { #expect(chmod(path, open) == 0) }
+        defer { for (path, _, closed) in modes { chmod(path, closed) } }
+        func asNobody(_ arguments: [String]) throws -> ProcessResult {
+            let environment = [
+                "XDG_RUNTIME_DIR": server.runtime, "HOME": "/nonexistent", "PATH": "/usr/bin:/bin",
+                "FEEDBACKSERVICES_OUTPUT": "pipewire",
+            ]
+            let child = try ChildProcess(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", feedbackctlBinary] + arguments,
+                environment: environment)
+            let status = child.wait()
+            return ProcessResult(status: status, output: child.output, errors: child.errors)
+        }
+        let devices = try asNobody(["devices", "--audio"])
+        #expect(devices.output.contains("\n  stream thread: not real-time (SCHED_OTHER)\n"), "\(devices.output)\(devices.errors)")
+        let fire = try asNobody(["fire", "1007"])
+        #expect(fire.status == 0, "\(fire.errors)")
+        let said = fire.errors.split(separator: "\n").filter { $0.contains("PipeWire's stream thread is not real-time") }
+        #expect(said.count == 1, "\(fire.errors)")
+    }
+
     @Test func noServerIsSaidPromptlyAndTheVibratorsAreStillListed() throws {
         let address = "unix:/nonexistent/native"
         let (json, elapsed) = devices(["--json"], server: address)

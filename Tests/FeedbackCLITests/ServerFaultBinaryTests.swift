@@ -82,4 +82,42 @@ struct ServerFaultBinaryTests {
         #expect(terminated.status == 143, "\(child.errors)")
         #expect(terminated.seconds < 1)
     }
+
+    /// ALSA's `default` leads to the *default* PulseAudio server (no PULSE_SERVER) through the
+    /// pulse plugin, whose `snd_pcm_open` waits without a time limit for a server that hangs: the
+    /// open gives up after its 2 s with a clear error and exit 69, and SIGTERM, while it waits,
+    /// ends the command within a second (the stuck open used to keep the process from exiting).
+    @Test(.enabled(if: runningInCI || access(Self.pulsePlugin, F_OK) == 0, "the pulse ALSA plugin (libasound2-plugins) is not installed"))
+    func aHungDefaultServerBehindALSAsDefaultIsBounded() throws {
+        try #require(access(Self.pulsePlugin, F_OK) == 0, "\(Self.pulsePlugin) is needed (libasound2-plugins)")
+        let server = try PulseAudioTestServer.shared(named: "cli-faults-alsa-default", recording: false)
+        // The server as a session's default: $XDG_RUNTIME_DIR/pulse/native.
+        let runtime = directory.file("runtime")
+        for path in [runtime, "\(runtime)/pulse"] { mkdir(path, 0o700) }
+        unlink("\(runtime)/pulse/native")
+        try #require(symlink(server.socket, "\(runtime)/pulse/native") == 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = nil
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment["XDG_CACHE_HOME"] = directory.file("cache")
+        environment["FEEDBACKSERVICES_OUTPUT"] = "alsa"
+        environment["FEEDBACKSERVICES_ALSA_PCM"] = "default"
+        server.stop()
+        defer { server.resume() }
+
+        let started = MonotonicClock.now
+        let child = try ChildProcess(feedbackctlBinary, ["fire", "1007"], environment: environment)
+        let status = child.wait(timeout: 10)
+        #expect(status == 69, "\(child.errors)")
+        #expect(child.errors.contains("ALSA PCM default not open after 2.0 s (snd_pcm_open has not returned"), "\(child.errors)")
+        #expect(MonotonicClock.now - started < 3.5)
+
+        let interrupted = try ChildProcess(feedbackctlBinary, ["fire", "1007"], environment: environment)
+        usleep(500_000)
+        let terminated = terminate(interrupted)
+        #expect(terminated.status == 143, "\(interrupted.errors)")
+        #expect(terminated.seconds < 1)
+    }
+
+    static let pulsePlugin = "/usr/lib/x86_64-linux-gnu/alsa-lib/libasound_module_pcm_pulse.so"
 }

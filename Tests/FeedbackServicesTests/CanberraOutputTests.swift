@@ -7,7 +7,9 @@ import Testing
 
 extension AudioServerSuites {
     /// libcanberra against a real PulseAudio server: what it played is recorded from the monitor.
-    @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+    @Suite(
+        .serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"),
+        .shutsDownSoundServers(named: ["canberra"]))
     struct CanberraOutputTests {
         let cache = TemporaryDirectory()
 

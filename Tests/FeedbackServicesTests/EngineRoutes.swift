@@ -19,17 +19,23 @@ enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
     var server: SoundServerKind { self == .pulseAudio ? .pulseAudio : .pipeWire }
 
     /// The smallest graph cycle, in frames, of the PipeWire that PipeWireOutput is tested on
-    /// (10.7 ms): without real-time scheduling (none here), the 2 ms cycle the recorder asks for
-    /// glitches while other builds load the machine. pipewire-pulse keeps the default (its
+    /// (10.7 ms): the 2 ms cycle the recorder asks for glitched while other builds loaded the
+    /// machine, though the daemon's data thread and the stream's are SCHED_FIFO here (root). pipewire-pulse keeps the default (its
     /// engine queue of 20 ms underruns at longer cycles); feedbackbench measures the default.
     static let pipeWireQuantum = 512
 
     /// The suite's shared server for this route, named `name`.
     func server(named name: String) throws -> any SoundTestServer {
         self == .pipeWire
-            ? try PipeWireTestServer.shared(named: "\(name)-native", minimumQuantum: Self.pipeWireQuantum)
+            ? try PipeWireTestServer.shared(named: Self.nativeServerName(name), minimumQuantum: Self.pipeWireQuantum)
             : try server.shared(named: name)
     }
+
+    /// The names of the servers `server(named: name)` starts on the routes: `name` for PulseAudio
+    /// and pipewire-pulse, and PipeWireOutput's own (its graph forced to `pipeWireQuantum`).
+    static func serverNames(_ name: String) -> [String] { [name, nativeServerName(name)] }
+
+    private static func nativeServerName(_ name: String) -> String { "\(name)-native" }
 
     /// A new output on `server`, not connected yet.
     func output(on server: any SoundTestServer, idleTimeout: Double = 10) -> any EngineOutput {

@@ -1,4 +1,5 @@
 import Dispatch
+import FeedbackTestSupport
 import Glibc
 import Synchronization
 import Testing
@@ -29,7 +30,9 @@ final class EndRecorder: Sendable {
 extension AudioServerSuites {
     /// The engine against a real PulseAudio server: what the server's monitor recorded is compared
     /// with what was played.
-    @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
+    @Suite(
+        .serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"),
+        .shutsDownSoundServers(named: EngineRoute.serverNames("engine")))
     struct EngineTests {
         let rate = 48_000
 
@@ -263,6 +266,24 @@ extension AudioServerSuites {
                 return
             }
             #expect(error.reason == .unsupportedSound)
+        }
+
+        /// PipeWireOutput's process callback runs on a real-time thread where the system allows it:
+        /// as root (and so in CI, which runs as root) `SCHED_FIFO` or `SCHED_RR`; and what
+        /// `streamThreadScheduling()` (`feedbackctl devices`) finds without a stream is what the
+        /// callback's thread had.
+        @Test(.enabled(if: EngineRoute.testable.contains(.pipeWire), "pipewire is not installed (scripts/setup)"))
+        func thePipeWireStreamThreadIsRealTimeWhereTheSystemAllowsIt() throws {
+            let (_, output) = try rig(.pipeWire)
+            let pipeWire = try #require(output as? PipeWireOutput)
+            let ends = EndRecorder()
+            output.play(mono(Signal.sines([700], amplitude: 0.1, seconds: 0.05, rate: rate)), completion: ends.completion)
+            #expect(ends.wait()?.end == .finished)
+            let thread = try #require(pipeWire.statistics.streamThread, "the process callback never ran")
+            #expect(PipeWireOutput.streamThreadScheduling() == thread)
+            if geteuid() == 0 || runningInCI {
+                #expect(thread.isRealTime, "the stream's thread is \(thread)")
+            }
         }
 
         @Test(arguments: EngineRoute.testable)

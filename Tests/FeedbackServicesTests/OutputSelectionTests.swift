@@ -5,7 +5,9 @@ import Testing
 
 /// `AudioOutputSelection`: which output is chosen, and why, against a real headless PipeWire (with
 /// its recorder: audio reaching it proves WirePlumber links streams, so a stream can start).
-@Suite(.enabled(if: PipeWireTestServer.shouldRun, "pipewire is not installed (scripts/setup)"))
+@Suite(
+    .enabled(if: PipeWireTestServer.shouldRun, "pipewire is not installed (scripts/setup)"),
+    .shutsDownSoundServers(named: ["selection"]))
 struct OutputSelectionTests {
     @Test func aPipeWireDaemonThatAnswersIsChosen() throws {
         let server = try PipeWireTestServer.shared(named: "selection")

@@ -88,3 +88,28 @@ func windowPowers(_ samples: [Float], window: Int) -> [Double] {
 /// and the recordings get gaps no engine could avoid (measured: a 10 ms gap in a crossfade, a
 /// fade-in 11 ms long).
 @Suite(.serialized) enum AudioServerSuites {}
+
+/// A suite trait: once the suite's tests are done, the shared sound servers it named are shut
+/// down, of every kind (`SoundServerKind.shutDownShared(named:)`). A shared server otherwise runs
+/// to the end of the test process, its recorder on a 2 ms cycle and, on PipeWire, its graph on
+/// real-time threads: under TSan, EngineTests' three servers left behind starved the recordings
+/// of the suites after it in the same process (FeedbackManagerTests heard nothing within 0.3 s).
+struct ShutsDownSoundServers: SuiteTrait, TestScoping {
+    let names: [String]
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        defer {
+            for name in names {
+                for kind in SoundServerKind.allCases { kind.shutDownShared(named: name) }
+            }
+        }
+        try await function()
+    }
+}
+
+extension Trait where Self == ShutsDownSoundServers {
+    /// Shuts down the shared servers named `names` when the suite ends.
+    static func shutsDownSoundServers(named names: [String]) -> Self { Self(names: names) }
+}

@@ -17,8 +17,13 @@ func runAudioCases() {
     run("alsa-several-voices") { try severalVoices() }
     run("alsa-completions-exactly-once") { try completionsExactlyOnce() }
     run("alsa-device-removed") { try deviceRemoved() }
-    run("alsa-rewind-and-latency") { try rewindAndLatency(devices: [(playback, true), (playback, false), ("plughw:Loopback,0,0", true)]) }
-    run("alsa-dmix-rewind-and-latency") { try rewindAndLatency(devices: [("loopdmix", false), ("loopdmix", true)]) }
+    run("alsa-rewind-and-latency") {
+        try rewindAndLatency(devices: [(playback, true), (playback, false), ("plughw:Loopback,0,0", true)], dmix: false)
+    }
+    // dmix alone, and behind plug as `default` often is: `plug:NAME` and a PCM defined as plug → dmix.
+    run("alsa-dmix-rewind-and-latency") {
+        try rewindAndLatency(devices: [("loopdmix", false), ("loopdmix", true), ("plug:loopdmix", true), ("plugdmix", true)], dmix: true)
+    }
     run("alsa-speed-beside-aplay") { try speedBesideAplay() }
 }
 
@@ -413,7 +418,9 @@ private func inProcessLatencies(
     return (out.statistics, heard.map(\.ms), completions)
 }
 
-private func rewindAndLatency(devices: [(String, Bool)]) throws -> String {
+/// In-process latencies on each of `devices` (with rewinds asked for or not); `dmix`: whether dmix
+/// is in each one's chain, which the output must see, and then never rewind.
+private func rewindAndLatency(devices: [(String, Bool)], dmix: Bool) throws -> String {
     var rows: [String] = []
     for (device, rewinds) in devices {
         let (stats, values, completions): (ALSAOutput.Statistics, [Double], [Double])
@@ -422,8 +429,10 @@ private func rewindAndLatency(devices: [(String, Bool)]) throws -> String {
         } catch let failure as CaseFailure {
             throw CaseFailure("\(device): \(failure)")
         }
+        try expect(stats.sharedMixer == dmix, "\(device): dmix in the chain \(stats.sharedMixer), expected \(dmix)")
+        try expect(!dmix || !stats.rewritesEnabled, "\(device): rewinds enabled on a chain with dmix")
         let row =
-            "\(device)\(rewinds ? "" : " (rewinds off)"): rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat), underflows \(stats.underflows); play→first sample \(summary(values)); completion after the last sample \(summary(completions))"
+            "\(device)\(rewinds ? "" : " (rewinds off)"): dmix \(stats.sharedMixer), rewindable \(stats.rewindableFrames) of \(stats.bufferFrames) frames, rewinds \(stats.rewritesEnabled), queue \(stats.queuedFrames), \(stats.sampleFormat), underflows \(stats.underflows); play→first sample \(summary(values)); completion after the last sample \(summary(completions))"
         print("ALSA-LATENCY \(row)")
         rows.append(row)
     }

@@ -52,6 +52,14 @@ int fbs_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *ti
 /// `top -H` and debuggers. It needs `_GNU_SOURCE`, which shims.c defines.
 int fbs_set_thread_name(const char *name);
 
+/// The calling thread's scheduling policy as `sched_getscheduler(0)` reports it, without
+/// `SCHED_RESET_ON_FORK` (a GNU flag, which shims.c can name), which the kernel ORs into the
+/// policy of a thread that has it: libpipewire-module-rt makes PipeWire's data thread
+/// `SCHED_FIFO | SCHED_RESET_ON_FORK`. Stores the real-time priority in `priority` (0 for the
+/// normal policies). Returns -1 with `errno` set if the thread cannot be asked. Two system calls:
+/// real-time safe.
+int fbs_sched_policy(int *priority);
+
 /// `prctl(PR_SET_TIMER_SLACK, nanoseconds)` for the calling thread: `prctl` is variadic. The default
 /// 50 µs slack lets the kernel merge wake-ups; a thread that starts vibration steps wants them on time.
 static inline int fbs_set_timer_slack(unsigned long nanoseconds) {

@@ -16,7 +16,9 @@ enum DevicesCommand: Subcommand {
         server; then the output sounds go to and why: FEEDBACKSERVICES_OUTPUT (pipewire,
         pulseaudio, alsa or canberra) when set, PulseAudio when PULSE_SERVER names a server,
         PipeWire when its daemon answers, PulseAudio otherwise, ALSA when no server answers.
-        A server that does not answer within 2 s is reported as absent, with the reason.
+        With PipeWire, whether the thread its stream would run on gets real-time scheduling
+        here (asked of libpipewire without connecting). A server that does not answer within
+        2 s is reported as absent, with the reason.
         """,
         """
         A vibrator is an evdev device (/dev/input/event*) with force feedback: rumble or periodic
@@ -37,7 +39,8 @@ enum DevicesCommand: Subcommand {
     static let leds = Option("--leds", help: "List only the LEDs")
     static let json = Option.json(
         """
-        Print one JSON object: {"version", "output": {"kind", "reason"},
+        Print one JSON object: {"version", "output": {"kind", "reason",
+        "streamThread": {"realTime", "policy", "priority"} (PipeWire only)},
         "audio": {"server": {"name",
         "version", "address", "pipewire"}, "sinks": [{"name",
         "description", "default", "format", "rate", "channels",
@@ -89,6 +92,14 @@ enum DevicesCommand: Subcommand {
         struct Output: Encodable {
             let kind: String?
             let reason: String
+            var streamThread: StreamThread?
+        }
+
+        /// How PipeWire would schedule the output's stream thread.
+        struct StreamThread: Encodable {
+            let realTime: Bool
+            let policy: String
+            let priority: Int
         }
 
         struct Audio: Encodable {
@@ -198,6 +209,13 @@ enum DevicesCommand: Subcommand {
             let choice = AudioOutputSelection.choice(environment: parser.environment)
             report.output = Report.Output(kind: choice.kind?.rawValue, reason: choice.reason)
             text.append("Output: \(choice.kind?.rawValue ?? "none") (\(choice.reason))")
+            if choice.kind == .pipeWire {
+                let scheduling = PipeWireOutput.streamThreadScheduling()
+                report.output?.streamThread = scheduling.map {
+                    Report.StreamThread(realTime: $0.isRealTime, policy: $0.policyName, priority: Int($0.priority))
+                }
+                text.append("  stream thread: \(scheduling?.description ?? "unknown (libpipewire's data thread did not answer)")")
+            }
         }
 
         if !audioOnly && !vibratorsOnly && !ledsOnly {

@@ -2,12 +2,13 @@ import Dispatch
 import Synchronization
 
 /// What API threads hand a live engine output's audio thread (the PulseAudio stream's, the ALSA
-/// PCM's): the timeline commands queued for it, the handles of the plays in progress, and the
-/// `prepare` callers waiting for the output to be ready. One piece for every such output, so that
-/// a play is queued, prepared for and ended by the same rules on each.
+/// PCM's, PipeWire's data thread): the timeline commands queued for it, the handles of the plays
+/// in progress, and the `prepare` callers waiting for the output to be ready. One piece for every
+/// such output, so that a play is queued, prepared for and ended by the same rules on each.
 ///
 /// Thread safety: every method may be called from any thread; the state is behind one Mutex, held
-/// only for short, non-blocking work (never while calling out).
+/// only for short, non-blocking work (never while calling out). A real-time thread takes the
+/// commands with `takeCommandsIfAvailable`, which never waits for that lock.
 final class EngineRequests: Sendable {
     private struct State {
         var commands: [Timeline.Command] = []
@@ -80,6 +81,12 @@ final class EngineRequests: Sendable {
     /// holding the lock that `play` needs, nor on the next `play`.
     func takeCommands(into commands: inout [Timeline.Command]) {
         state.withLock { swap(&$0.commands, &commands) }
+    }
+
+    /// `takeCommands` for a real-time thread: a try-lock. When an API thread holds the lock, the
+    /// commands stay queued for the next call and this returns false.
+    func takeCommandsIfAvailable(into commands: inout [Timeline.Command]) -> Bool {
+        state.withLockIfAvailable { swap(&$0.commands, &commands) } != nil
     }
 
     /// The output is ready (or no longer is); becoming ready releases every `prepare` waiting.

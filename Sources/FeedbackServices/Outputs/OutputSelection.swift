@@ -70,9 +70,12 @@ public enum AudioOutputSelection {
         var candidates = [kind]
         if environment[environmentVariable].map({ $0.isEmpty }) ?? true {
             if kind == .pipeWire { candidates.append(.pulseAudio) }
-            // The last resort, for machines with no sound server; not when PULSE_SERVER names one:
-            // ALSA's `default` then usually leads back to that server through the pulse plugin,
-            // which reads PULSE_SERVER too, and a server that hangs would hang that open as well.
+            // The last resort, for machines with no sound server; not when PULSE_SERVER names one.
+            // That variable says where sound goes (paplay plays nowhere else either), and ALSA's
+            // `default` mostly leads back to the same server through the pulse plugin, which
+            // reads PULSE_SERVER too: on a hung server that open is bounded (ALSAOutput opens on
+            // a thread of its own) but would only add a second wait of `timeout` before the same
+            // failure.
             if (environment["PULSE_SERVER"] ?? "").isEmpty { candidates.append(.alsa) }
         }
         for candidate in candidates {

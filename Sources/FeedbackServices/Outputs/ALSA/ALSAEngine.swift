@@ -22,6 +22,10 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     private var thread: Thread?
 
     private var pcm: ALSAPCM?
+    /// The open in progress, on a thread of its own, and whether it has taken `openTimeout`
+    /// (the plays that waited for it failed).
+    private var opening: PCMOpening?
+    private var openingOverdue = false
     private var timeline: Timeline
     /// Our timeline frame that the next write starts at.
     private var writeIndex: Int64 = 0
@@ -77,6 +81,10 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         wake.signal()
         thread?.join()
         thread = nil
+        // Joined: the output's fields are this thread's now. An open still running is not waited
+        // for; it closes its PCM when (if ever) it returns.
+        opening?.abandon()
+        opening = nil
         requests.closed(with: PlaybackError(.outputClosed))
     }
 
@@ -85,7 +93,10 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     func prepare(timeout: Double) throws(PlaybackError) {
         try requests.prepare(
             timeout: timeout,
-            timedOut: PlaybackError(.deviceUnavailable, detail: "ALSA PCM \(configuration.device) not open after \(timeout) s"),
+            timedOut: PlaybackError(
+                .deviceUnavailable,
+                detail: "ALSA PCM \(configuration.device) not open after \(timeout) s (snd_pcm_open has not returned: "
+                    + "a plugin such as pulse may be waiting for a sound server that does not answer)"),
             wake: wakeAudioThread)
     }
 
@@ -122,7 +133,11 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// until the first voice's last frame is due, so that its completion does not wait for the
     /// device's next wake-up.
     private func pollTimeout() -> Int32 {
-        guard let pcm else { return -1 }
+        guard let pcm else {
+            // Opening: until the open is overdue, for the plays waiting on it.
+            guard let opening, !openingOverdue else { return -1 }
+            return Int32(max(1, ((opening.started + ALSAOutput.openTimeout - MonotonicClock.now) * 1_000).rounded(.up)))
+        }
         let rate = Int64(configuration.sampleRate)
         var timeout: Int64 = 50
         if !rewritesEnabled {
@@ -133,18 +148,39 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         return Int32(max(1, timeout))
     }
 
-    /// Opens the PCM when a play or `prepare` waits for it; fails them all when it cannot be.
+    /// Starts opening the PCM when a play or `prepare` waits for it, and takes the open PCM once
+    /// the opening thread has it; fails every waiting play when it cannot be opened, or has not
+    /// opened within `ALSAOutput.openTimeout`.
     private func openIfWanted() {
-        guard requests.isWanted else { return }
-        let device: ALSAPCM
-        do {
-            device = try ALSAPCM(
-                name: configuration.device, rate: configuration.sampleRate, bufferDuration: configuration.bufferDuration,
-                periodDuration: configuration.periodDuration, maximumWriteFrames: scratchFrames)
-        } catch {
-            requests.closed(with: PlaybackError(error, device: configuration.device, opening: true))
+        guard let opening else {
+            guard requests.isWanted else { return }
+            opening = PCMOpening(configuration, maximumWriteFrames: scratchFrames) { [weak self] in self?.wakeAudioThread() }
+            openingOverdue = false
             return
         }
+        guard let opened = opening.take() else {
+            if MonotonicClock.now - opening.started >= ALSAOutput.openTimeout {
+                openingOverdue = true
+                // Each play that comes while it stays stuck fails at once, with the same reason.
+                if requests.isWanted {
+                    requests.closed(
+                        with: PlaybackError(
+                            .deviceUnavailable,
+                            detail: "ALSA PCM \(configuration.device): snd_pcm_open has not returned after \(ALSAOutput.openTimeout) s "
+                                + "(a plugin such as pulse may be waiting for a sound server that does not answer)"))
+                }
+            }
+            return
+        }
+        self.opening = nil
+        switch opened {
+        case .success(let device): start(device)
+        case .failure(let error): requests.closed(with: PlaybackError(error, device: configuration.device, opening: true))
+        }
+    }
+
+    /// Makes `device`, just opened, the PCM sounds play on.
+    private func start(_ device: ALSAPCM) {
         pcm = device
         writeIndex = 0
         lastPlayed = nil
@@ -165,6 +201,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             statistics.opens += 1
             statistics.rewritesEnabled = rewritesEnabled
             statistics.rewindableFrames = max(0, rewindable)
+            statistics.sharedMixer = device.isSharedMixer
             statistics.bufferFrames = device.bufferFrames
             statistics.periodFrames = device.periodFrames
             statistics.sampleFormat = device.format.rawValue
@@ -275,5 +312,68 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         timeline.removeAll()
         idleSince = nil
         requests.closed(with: error)
+    }
+}
+
+/// One PCM open (`ALSAPCM.init`: `snd_pcm_open` and the setup) on a detached thread of its own,
+/// taken by the output's thread when done. A plugin may block `snd_pcm_open` with no time limit —
+/// the pulse plugin, on `default`, waits in `pulse_connect` for a PulseAudio server that hangs
+/// (SIGSTOPped) — and neither the output's thread nor `shutdown` may wait for that: a `prepare`
+/// that timed out would then hang in the output's deinit, and with it the process's exit.
+///
+/// Thread safety: the opening thread puts its result in `state` once; the output's thread takes
+/// it. An open the output abandoned (it shut down) closes its PCM on the opening thread.
+private final class PCMOpening: Sendable {
+    // Locking rule: the PCM in `state` belongs to the thread that takes it out, under the lock.
+    /// When the open started (CLOCK_MONOTONIC seconds).
+    let started = MonotonicClock.now
+    private let state = Mutex<(result: OpenResult?, abandoned: Bool)>((nil, false))
+
+    /// The open's outcome, handed between threads whole.
+    private final class OpenResult: @unchecked Sendable {
+        // Made on the opening thread and not touched there again once stored.
+        let value: Result<ALSAPCM, ALSAError>
+        init(_ value: Result<ALSAPCM, ALSAError>) { self.value = value }
+    }
+
+    /// Starts opening `configuration.device`; `opened` is called on the opening thread when the
+    /// open returned, unless the output abandoned it.
+    init(_ configuration: ALSAOutput.Configuration, maximumWriteFrames: Int, opened: @escaping @Sendable () -> Void) {
+        startDetachedThread(name: "fbs-alsa-open") { [self] in
+            let result = OpenResult(
+                Result { () throws(ALSAError) in
+                    try ALSAPCM(
+                        name: configuration.device, rate: configuration.sampleRate,
+                        bufferDuration: configuration.bufferDuration, periodDuration: configuration.periodDuration,
+                        maximumWriteFrames: maximumWriteFrames)
+                })
+            let kept = state.withLock { state -> Bool in
+                guard !state.abandoned else { return false }
+                state.result = result
+                return true
+            }
+            // Abandoned: `result` goes here, and with it the PCM (its deinit closes it).
+            if kept { opened() }
+        }
+    }
+
+    /// The open's outcome once it returned; nil while it runs.
+    func take() -> Result<ALSAPCM, ALSAError>? {
+        state.withLock { state in
+            defer { state.result = nil }
+            return state.result
+        }?.value
+    }
+
+    /// The output no longer wants the PCM: one already opened is closed now, one still opening
+    /// when it opens.
+    func abandon() {
+        // Taken out under the lock and let go after it, so the PCM is closed outside the lock.
+        let opened = state.withLock { state in
+            state.abandoned = true
+            defer { state.result = nil }
+            return state.result
+        }
+        withExtendedLifetime(opened) {}
     }
 }

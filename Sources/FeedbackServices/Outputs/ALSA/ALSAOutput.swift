@@ -9,9 +9,9 @@ public import Dispatch
 /// and a change rewinds it (`snd_pcm_rewind`) to just ahead of the device's position and renders
 /// the region again with the change applied, so a new sound starts at once. Where it does not
 /// (or with `rewinds` off), the ring is kept only `shortQueueDuration` full instead. dmix always
-/// gets the short queue: in the VM it reported 0 rewindable frames at some opens and 336-480 at
-/// others, and after its rewinds one new sound in five came a ring late, or now and then was
-/// never heard.
+/// gets the short queue, also behind `plug` (as `default` often is), which passes rewinds down to
+/// it: in the VM it reported 0 rewindable frames at some opens and 336-480 at others, and after
+/// its rewinds one new sound in five came a ring late, or now and then was never heard.
 ///
 /// Lifecycle. The PCM opens on the first `play` (or `prepare()`), closes after `idleTimeout`
 /// without sound, and opens again on the next `play`. Completions: `.finished` once the device has
@@ -31,6 +31,11 @@ public final class ALSAOutput: AudioOutput, Sendable {
     /// Seconds the device's position may stand still while a sound plays before every sound fails
     /// `.serverStalled`.
     public static let stallTimeout: Double = 2
+    /// Seconds a PCM may take to open before the plays waiting for it fail `.deviceUnavailable`.
+    /// The open itself runs on a thread of its own, which the output never waits for: a plugin can
+    /// block it without limit (the pulse plugin on a hung PulseAudio server), and neither the
+    /// output's shutdown nor the process's exit then waits on it.
+    public static let openTimeout: Double = 5
 
     /// Which PCM, and how it is driven.
     public struct Configuration: Sendable, Equatable {
@@ -80,6 +85,9 @@ public final class ALSAOutput: AudioOutput, Sendable {
         /// `snd_pcm_rewindable` on the PCM opened last, with its first audio queued: how much of
         /// the queue the device says may be taken back.
         public var rewindableFrames = 0
+        /// Whether dmix is in the chain of the PCM opened last (itself, or behind `plug` and the
+        /// like): it then gets the short queue and no rewinds.
+        public var sharedMixer = false
         /// The ring and period the device granted, in frames, and the sample format (`FLOAT_LE`,
         /// `S32_LE`, `S16_LE`).
         public var bufferFrames = 0

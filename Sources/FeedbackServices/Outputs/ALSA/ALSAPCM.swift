@@ -64,8 +64,10 @@ final class ALSAPCM {
     /// The ring's length and the unit the device moves in, as the device granted them.
     let bufferFrames: Int
     let periodFrames: Int
-    /// Whether the PCM is dmix, which mixes several programs into one device: rewinding it is not
-    /// to be trusted (in the VM a sound played after a rewind was, now and then, never heard).
+    /// Whether dmix, which mixes several programs into one device, is anywhere in the PCM's chain:
+    /// the PCM itself, or a slave of it (`plug` → `dmix`, as `default` often is). Rewinding it is
+    /// not to be trusted (in the VM a sound played after a rewind was, now and then, never heard),
+    /// also through a plug, which passes its rewinds down to dmix.
     let isSharedMixer: Bool
     private let pcm: OpaquePointer
     /// The mix converted to the device's format; `maximumWriteFrames` frames.
@@ -96,7 +98,7 @@ final class ALSAPCM {
         }
         self.name = name
         self.rate = rate
-        isSharedMixer = snd_pcm_type(handle) == SND_PCM_TYPE_DMIX
+        isSharedMixer = Self.chainIncludesDmix(handle)
         pcm = handle
         self.maximumWriteFrames = maximumWriteFrames
         converted = .allocate(byteCount: maximumWriteFrames * 2 * 4, alignment: 16)
@@ -106,6 +108,24 @@ final class ALSAPCM {
         snd_pcm_drop(pcm)
         snd_pcm_close(pcm)
         converted.deallocate()
+    }
+
+    /// Whether `pcm` is dmix or has dmix among its slaves. libasound has no public call that walks
+    /// a PCM's slaves, but `snd_pcm_dump` describes the whole chain, each plugin naming its slave
+    /// after "Slave: " (`plug` its current one), and dmix calls itself "Direct Stream Mixing PCM"
+    /// (pcm_dmix.c, unchanged since 2003). Called once the hardware parameters are set: until
+    /// then `plug` has not built its chain.
+    private static func chainIncludesDmix(_ pcm: OpaquePointer) -> Bool {
+        if snd_pcm_type(pcm) == SND_PCM_TYPE_DMIX { return true }
+        var output: OpaquePointer?
+        guard snd_output_buffer_open(&output) == 0, let output else { return false }
+        defer { snd_output_close(output) }
+        guard snd_pcm_dump(pcm, output) == 0 else { return false }
+        var text: UnsafeMutablePointer<CChar>?
+        let length = snd_output_buffer_string(output, &text)
+        guard let text, length > 0 else { return false }
+        let dump = String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self)
+        return dump.contains("Direct Stream Mixing PCM")
     }
 
     private static func configure(

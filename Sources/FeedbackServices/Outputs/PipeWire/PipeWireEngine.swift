@@ -1,5 +1,5 @@
+internal import CFeedbackShims
 internal import CPipeWire
-import Dispatch
 import Glibc
 import Synchronization
 
@@ -9,31 +9,30 @@ import Synchronization
 /// renders the timeline there.
 ///
 /// Hand-offs, neither of which ever waits on the real-time side:
-/// - API threads → data thread: commands in `shared`, taken with `withLockIfAvailable` (a
-///   try-lock; busy means "next quantum") and swapped with an emptied array of the same capacity.
+/// - API threads → data thread: commands in `requests` (the `EngineRequests` every live output
+///   shares), taken with a try-lock (busy means "next quantum") and swapped with an emptied array
+///   of the same capacity.
 /// - data thread → loop thread: the voices the graph has played, appended to `shared.ended` under
-///   the same try-lock (kept in `pendingEnds` when it is busy), then the loop's event source is
+///   a try-lock (kept in `pendingEnds` when it is busy), then the loop's event source is
 ///   signalled (one eventfd write).
-final class PipeWireEngine: TimelineControl, @unchecked Sendable {
-    // Locking rule: `shared` is a Mutex. The PipeWire objects (`context`, `pwCore`, `stream`, the
-    // hooks, the sources) and `state`-machine fields marked "loop thread" are touched only on the
-    // thread loop's thread or with `pw_thread_loop_lock` held (init and shutdown). The fields
+final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
+    // Locking rule: `requests` and `shared` are behind Mutexes. The PipeWire objects (`context`,
+    // `pwCore`, `stream`, the hooks, the sources) and `state`-machine fields marked "loop thread"
+    // are touched only on the thread loop's thread or with `pw_thread_loop_lock` held (init and
+    // shutdown). The fields
     // marked "data thread" are touched only in the process callback, or on the loop thread while
     // no stream exists (before `pw_stream_connect`, after `pw_stream_destroy`, which waits for the
     // data thread to let go of the stream). That is what makes this class `@unchecked Sendable`.
 
     let configuration: PipeWireOutput.Configuration
 
+    /// The plays and commands API threads queue, and the `prepare` callers waiting.
+    let requests = EngineRequests()
+
     private struct Shared {
-        var commands: [Timeline.Command] = []
         var ended: [(id: UInt64, end: PlaybackEnd)] = []
-        var handles: [UInt64: PlaybackHandle] = [:]
         var state: ConnectionState = .closed
         var statistics = PipeWireOutput.Statistics()
-        var readyWaiters: [DispatchSemaphore] = []
-        var lastError: PlaybackError?
-        /// Set by shutdown: nothing may be queued any more.
-        var closed = false
     }
 
     private enum ConnectionState { case closed, connecting, ready }
@@ -64,12 +63,19 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     private var drained: [Timeline.Command] = []
     private var pendingEnds: [(id: UInt64, end: PlaybackEnd)] = []
     /// What the loop thread reads of the data thread: voices on the timeline, when the process
-    /// callback last ran (CLOCK_MONOTONIC ns), the last quantum, the thread's policy, xruns.
+    /// callback last ran (CLOCK_MONOTONIC ns), the last quantum, the thread's scheduling, xruns.
     private let voiceCount = Atomic<Int>(0)
     private let lastProcess = Atomic<UInt64>(0)
     private let quantum = Atomic<Int>(0)
+    /// The data thread's policy (`fbs_sched_policy`; -1 until the callback first ran) and its
+    /// priority, stored before the policy (release) and read after it (acquire).
     private let policy = Atomic<Int>(-1)
+    private let priority = Atomic<Int>(0)
     private let xruns = Atomic<Int>(0)
+    /// Whether the loop thread has looked at the data thread's policy (loop thread).
+    private var schedulingChecked = false
+    /// Whether the line about a data thread without real-time scheduling was written: once per process.
+    private static let notRealTimeSaid = Atomic<Bool>(false)
 
     /// Polls for idleness, the connect timeout and a stalled graph while connected.
     private static let tick: UInt64 = 50_000_000
@@ -110,7 +116,6 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         _ = Self.initialised
         self.configuration = configuration
         var initial = Shared()
-        initial.commands.reserveCapacity(256)
         initial.ended.reserveCapacity(256)
         shared = Mutex(initial)
         drained.reserveCapacity(256)
@@ -121,6 +126,8 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         pw_thread_loop_lock(threadLoop)
         // client-rt.conf, as pw-play uses: the plain client.conf does not load module-rt, and the
         // data thread that runs the process callback would then never ask for real-time priority.
+        // module-rt installs its thread-utils on the context before the context starts that
+        // thread, and makes it SCHED_FIFO itself when the process may (RTKit only otherwise).
         let contextProperties = fb_pw_properties_new()
         pw_properties_set(contextProperties, "config.name", "client-rt.conf")
         context = pw_context_new(loop, contextProperties, 0)!
@@ -138,7 +145,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     /// Disconnects, stops the loop thread and waits for it; every sound still playing ends
     /// `.failed(.outputClosed)`. Called once, by the facade's deinit.
     func shutdown() {
-        shared.withLock { $0.closed = true }
+        requests.closed(with: nil, closing: true)
         pw_thread_loop_lock(threadLoop)
         disconnect()
         fb_pw_loop_destroy_source(loop, wakeSource)
@@ -149,69 +156,78 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         pw_thread_loop_destroy(threadLoop)
         coreListener.deallocate()
         streamListener.deallocate()
-        let handles = shared.withLock { shared in
-            for command in shared.commands { command.discard() }
-            shared.commands.removeAll()
-            defer { shared.handles.removeAll() }
-            return Array(shared.handles.values)
-        }
-        for handle in handles { handle.end(.failed(PlaybackError(.outputClosed))) }
+        requests.closed(with: PlaybackError(.outputClosed))
     }
 
     var statistics: PipeWireOutput.Statistics {
         var statistics = shared.withLock { $0.statistics }
         statistics.quantum = quantum.load(ordering: .relaxed)
-        let policy = policy.load(ordering: .relaxed)
-        statistics.realTimeThread = policy < 0 ? nil : policy == SCHED_FIFO || policy == SCHED_RR
+        statistics.streamThread = streamThread
         statistics.xruns = xruns.load(ordering: .relaxed)
         return statistics
     }
 
+    /// How the data thread was scheduled when the process callback first ran; nil before.
+    private var streamThread: PipeWireOutput.ThreadScheduling? {
+        let policy = policy.load(ordering: .acquiring)
+        guard policy >= 0 else { return nil }
+        return .init(policy: Int32(policy), priority: Int32(priority.load(ordering: .relaxed)))
+    }
+
+    /// `PipeWireOutput.streamThreadScheduling()`: an engine that never connects, its context's
+    /// data-loop thread asked how it is scheduled, on that thread.
+    static func probeStreamThreadScheduling() -> PipeWireOutput.ThreadScheduling? {
+        let engine = PipeWireEngine(configuration: .init())
+        defer { engine.shutdown() }
+        return engine.dataThreadScheduling()
+    }
+
+    /// Asks the context's data-loop thread for its scheduling, with a blocking invoke on that
+    /// loop. Only while no stream exists: libpipewire lets one thread at a time queue invokes on
+    /// the data loop, and a stream's own calls queue them from the loop thread.
+    private func dataThreadScheduling() -> PipeWireOutput.ThreadScheduling? {
+        struct Probe {
+            let thread: pthread_t
+            var policy: Int32 = -1
+            var priority: Int32 = 0
+        }
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        guard stream == nil, let dataLoop = pw_context_get_data_loop(context),
+            let thread = pw_data_loop_get_thread(dataLoop)
+        else { return nil }
+        var probe = Probe(thread: pthread_t(UInt(bitPattern: thread)))
+        // Until the thread has entered its loop, an invoke runs on the caller instead: such an
+        // answer is not taken, and the thread is asked again a millisecond later.
+        for _ in 0..<500 {
+            _ = pw_data_loop_invoke(dataLoop, { _, _, _, _, _, data in
+                let probe = data!.assumingMemoryBound(to: Probe.self)
+                guard pthread_equal(pthread_self(), probe.pointee.thread) != 0 else { return 0 }
+                var priority: Int32 = 0
+                probe.pointee.policy = fbs_sched_policy(&priority)
+                probe.pointee.priority = priority
+                return 0
+            }, 0, nil, 0, true, &probe)
+            if probe.policy >= 0 { return .init(policy: probe.policy, priority: probe.priority) }
+            usleep(1_000)
+        }
+        return nil
+    }
+
     /// Opens the connection and waits up to `timeout` seconds for the stream to stream.
     func prepare(timeout: Double) throws(PlaybackError) {
-        let semaphore = DispatchSemaphore(value: 0)
-        let ready = shared.withLock { shared -> Bool in
-            if shared.state == .ready { return true }
-            shared.lastError = nil
-            shared.readyWaiters.append(semaphore)
-            return false
-        }
-        if ready { return }
-        wakeLoop()
-        if semaphore.wait(timeout: .now() + timeout) == .timedOut {
-            shared.withLock { $0.readyWaiters.removeAll { $0 === semaphore } }
-            throw PlaybackError(.serverUnavailable, detail: "no PipeWire stream after \(timeout) s")
-        }
-        let error = shared.withLock { $0.state == .ready ? nil : $0.lastError }
-        if let error { throw error }
+        try requests.prepare(
+            timeout: timeout, timedOut: PlaybackError(.serverUnavailable, detail: "no PipeWire stream after \(timeout) s"),
+            wake: wakeLoop)
     }
 
-    func play(
-        _ source: VoiceSource, from offset: Double, options: PlaybackOptions, delivery: Delivery,
-        completion: (@Sendable (PlaybackEnd) -> Void)?
-    ) -> PlaybackHandle {
-        startVoice(
-            source, from: offset, sampleRate: configuration.sampleRate, options: options, delivery: delivery,
-            completion: completion
-        ) { id, handle, start in
-            let state = shared.withLock { shared -> ConnectionState? in
-                guard !shared.closed else { return nil }
-                shared.handles[id] = handle
-                shared.commands.append(start)
-                return shared.state
-            }
-            // Connecting or streaming: the process callback takes it at the next quantum.
-            if state == .closed { wakeLoop() }
-            return state != nil
-        }
-    }
+    var timelineRate: Int { configuration.sampleRate }
 
-    /// Queues `command` for the process callback, which applies it to the next buffer.
-    func send(_ command: Timeline.Command) {
-        shared.withLock { shared in
-            guard !shared.closed else { return }
-            shared.commands.append(command)
-        }
+    /// After a play or a command was queued: connecting or streaming, the process callback takes
+    /// it at the next quantum, so only a closed connection needs the loop woken (to open it). A
+    /// close racing the play either finds the play queued (and reconnects) or is seen here.
+    func wakeAudioThread() {
+        if shared.withLock({ $0.state == .closed }) { wakeLoop() }
     }
 
     private func wakeLoop() {
@@ -223,7 +239,12 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     private func process() {
         guard let stream else { return }
         lastProcess.store(MonotonicClock.nanoseconds, ordering: .relaxed)
-        if policy.load(ordering: .relaxed) < 0 { policy.store(Int(sched_getscheduler(0)), ordering: .relaxed) }
+        if policy.load(ordering: .relaxed) < 0 {
+            var threadPriority: Int32 = 0
+            let threadPolicy = fbs_sched_policy(&threadPriority)
+            priority.store(Int(threadPriority), ordering: .relaxed)
+            policy.store(Int(threadPolicy), ordering: .releasing)
+        }
         guard let buffer = pw_stream_dequeue_buffer(stream) else {
             xruns.add(1, ordering: .relaxed)
             return
@@ -245,7 +266,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             let played = cursor - delay - Int64(time.buffered) - Int64(time.queued) / Int64(stride)
             pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played))
         }
-        if shared.withLockIfAvailable({ swap(&$0.commands, &drained) }) != nil, !drained.isEmpty {
+        if requests.takeCommandsIfAvailable(into: &drained), !drained.isEmpty {
             timeline.apply(drained, at: cursor)
             drained.removeAll(keepingCapacity: true)
         }
@@ -274,8 +295,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             if stream != nil || pwCore != nil { fail(failure.reason, detail: failure.detail) }
         }
         deliverEnds()
-        let (state, wanted) = shared.withLock { ($0.state, !$0.commands.isEmpty || !$0.readyWaiters.isEmpty) }
-        if state == .closed && wanted { connect() }
+        if shared.withLock({ $0.state == .closed }) && requests.isWanted { connect() }
     }
 
     private func deliverEnds() {
@@ -283,11 +303,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
             defer { shared.ended.removeAll(keepingCapacity: true) }
             return shared.ended.map { ($0.id, $0.end) }
         }
-        for (id, end) in ended {
-            let handle = shared.withLock { $0.handles.removeValue(forKey: id) }
-            // The voice is gone already: nothing to stop.
-            handle?.end(end, stoppingVoice: false)
-        }
+        for (id, end) in ended { requests.voiceEnded(id, end) }
     }
 
     private func connect() {
@@ -345,13 +361,11 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
         switch state {
         case PW_STREAM_STATE_STREAMING:
             wasStreaming = true
-            let waiters = shared.withLock { shared -> [DispatchSemaphore] in
+            shared.withLock { shared in
                 shared.state = .ready
                 shared.statistics.streamReadyTime = MonotonicClock.now
-                defer { shared.readyWaiters.removeAll() }
-                return shared.readyWaiters
             }
-            waiters.forEach { $0.signal() }
+            requests.setReady(true)
         case PW_STREAM_STATE_ERROR:
             report(PlaybackError(wasStreaming ? .connectionLost : .serverUnavailable, detail: stream.map { stream in
                 var error: UnsafePointer<CChar>?
@@ -368,7 +382,8 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     private func onTick() {
         deliverEnds()
         let now = MonotonicClock.now
-        let (state, pending) = shared.withLock { ($0.state, !$0.commands.isEmpty || !$0.handles.isEmpty) }
+        let state = shared.withLock { $0.state }
+        let pending = requests.hasPendingWork
         switch state {
         case .closed:
             return
@@ -377,6 +392,7 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
                 fail(.serverUnavailable, detail: "no stream within \(PulseAudioOutput.connectTimeout) s")
             }
         case .ready:
+            checkScheduling()
             let playing = voiceCount.load(ordering: .relaxed) > 0
             let last = Double(lastProcess.load(ordering: .relaxed)) * 1e-9
             if playing && now - max(last, connectStarted) > PulseAudioOutput.stallTimeout {
@@ -391,6 +407,18 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
                 idleSince = now
             }
         }
+    }
+
+    /// Once the process callback has run: a data thread without real-time scheduling is said in
+    /// one line on standard error (once per process); the output plays on regardless.
+    private func checkScheduling() {
+        guard !schedulingChecked, let scheduling = streamThread else { return }
+        schedulingChecked = true
+        guard !scheduling.isRealTime, !Self.notRealTimeSaid.exchange(true, ordering: .relaxed) else { return }
+        let line = "feedbackservices: PipeWire's stream thread is \(scheduling): libpipewire-module-rt did not "
+            + "raise it (it needs CAP_SYS_NICE, RLIMIT_RTPRIO of at least 11, or RTKit); sounds may break up "
+            + "when the machine is busy\n"
+        Array(line.utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(2, bytes) }
     }
 
     /// Notes a failure from inside a libpipewire callback and has the loop handle it next.
@@ -431,22 +459,11 @@ final class PipeWireEngine: TimelineControl, @unchecked Sendable {
     /// The connection closed. With an error, every sound playing or waiting fails; without one
     /// (closed when idle), nothing was playing, and a play that raced with the close reopens it.
     private func connectionEnded(_ error: PlaybackError?) {
-        let (failed, waiters, reopen) = shared.withLock { shared -> ([PlaybackHandle], [DispatchSemaphore], Bool) in
+        shared.withLock { shared in
             shared.state = .closed
-            shared.lastError = error
-            guard error != nil else { return ([], [], !shared.commands.isEmpty || !shared.readyWaiters.isEmpty) }
-            for command in shared.commands { command.discard() }
-            shared.commands.removeAll(keepingCapacity: true)
-            shared.ended.removeAll(keepingCapacity: true)
-            let handles = Array(shared.handles.values)
-            shared.handles.removeAll()
-            defer { shared.readyWaiters.removeAll() }
-            return (handles, shared.readyWaiters, false)
+            // Failed below, every one of them: ends not yet delivered are moot.
+            if error != nil { shared.ended.removeAll(keepingCapacity: true) }
         }
-        if let error {
-            for handle in failed { handle.end(.failed(error)) }
-        }
-        waiters.forEach { $0.signal() }
-        if reopen { connect() }
+        if requests.closed(with: error) { connect() }
     }
 }

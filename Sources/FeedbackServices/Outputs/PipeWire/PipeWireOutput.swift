@@ -1,4 +1,5 @@
 public import Dispatch
+import Glibc
 
 /// The engine on PipeWire's own protocol: our mixer rendering the timeline inside a `pw_stream`'s
 /// process callback, at PipeWire's latency.
@@ -22,7 +23,10 @@ public import Dispatch
 /// Threads. `play` and the handle methods never wait: they queue a command under a short lock,
 /// which the real-time thread takes without waiting (a try-lock: a command that finds the lock busy
 /// is heard one quantum later). Completions run on the caller's queue, exactly once per play,
-/// `.finished` once the stream's clock says the graph has played the sound's last frame.
+/// `.finished` once the stream's clock says the graph has played the sound's last frame. The
+/// process callback runs on the context's data-loop thread, which is real-time where the system
+/// allows it (see `ThreadScheduling`; `statistics.streamThread` says how it ran); where it is not,
+/// the output plays all the same and writes one line saying so to standard error, once per process.
 public final class PipeWireOutput: AudioOutput, Sendable {
     /// How the stream is made.
     public struct Configuration: Sendable {
@@ -64,12 +68,56 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         public var streamReadyTime: Double?
         /// Frames in the last buffer the graph asked for: the quantum in force.
         public var quantum = 0
-        /// Whether the thread running the process callback had a real-time policy (SCHED_FIFO or
-        /// SCHED_RR) the last time it ran; nil before it ran.
-        public var realTimeThread: Bool?
+        /// How the thread running the process callback was scheduled when it first ran; nil
+        /// before it ran.
+        public var streamThread: ThreadScheduling?
         /// Process cycles in which the graph asked for no buffer in time (xruns seen by the stream:
         /// cycles whose buffer could not be dequeued).
         public var xruns = 0
+    }
+
+    /// How a thread is scheduled: what `PipeWireOutput` reports of the thread its stream's
+    /// process callback runs on (the PipeWire context's data-loop thread).
+    ///
+    /// That thread is made real-time by libpipewire-module-rt, which the output's context loads
+    /// (`client-rt.conf`): `SCHED_FIFO` at priority 88 when the process may set it itself (root,
+    /// `CAP_SYS_NICE`, or `RLIMIT_RTPRIO` ≥ 11), else through RTKit (or the desktop portal) on
+    /// D-Bus; when neither works, it stays `SCHED_OTHER` and the output plays all the same.
+    public struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
+        /// The policy as `sched_getscheduler(2)` numbers it (`SCHED_OTHER` 0, `SCHED_FIFO` 1,
+        /// `SCHED_RR` 2, `SCHED_BATCH` 3, `SCHED_IDLE` 5, `SCHED_DEADLINE` 6), without the
+        /// `SCHED_RESET_ON_FORK` flag module-rt adds.
+        public let policy: Int32
+        /// The real-time priority (`sched_param.sched_priority`): 1–99 under `SCHED_FIFO` and
+        /// `SCHED_RR`, 0 under the others.
+        public let priority: Int32
+
+        /// Creates a value from a policy number and a priority.
+        public init(policy: Int32, priority: Int32) {
+            self.policy = policy
+            self.priority = priority
+        }
+
+        /// Whether the policy is a real-time one: `SCHED_FIFO` or `SCHED_RR`.
+        public var isRealTime: Bool { policy == SCHED_FIFO || policy == SCHED_RR }
+
+        /// The policy's name: `SCHED_FIFO`, `SCHED_OTHER`, …
+        public var policyName: String {
+            switch policy {
+            case 0: "SCHED_OTHER"
+            case 1: "SCHED_FIFO"
+            case 2: "SCHED_RR"
+            case 3: "SCHED_BATCH"
+            case 5: "SCHED_IDLE"
+            case 6: "SCHED_DEADLINE"
+            default: "policy \(policy)"
+            }
+        }
+
+        /// "real-time (SCHED_FIFO, priority 88)" or "not real-time (SCHED_OTHER)".
+        public var description: String {
+            isRealTime ? "real-time (\(policyName), priority \(priority))" : "not real-time (\(policyName))"
+        }
     }
 
     public let name = "engine (PipeWire)"
@@ -95,6 +143,16 @@ public final class PipeWireOutput: AudioOutput, Sendable {
 
     /// Counters since the output was made.
     public var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
+
+    /// How the thread that would run a stream's process callback is scheduled in this process,
+    /// found without connecting to a daemon: a context made as this output makes one, asked on
+    /// its data-loop thread (the thread a stream's callback runs on). What `feedbackctl devices`
+    /// reports. Takes a few milliseconds (libpipewire loads its modules).
+    /// - Returns: nil if libpipewire cannot be loaded or its data thread could not be asked.
+    public static func streamThreadScheduling() -> ThreadScheduling? {
+        guard OptionalLibrary.pipeWire.unavailableReason == nil else { return nil }
+        return PipeWireEngine.probeStreamThreadScheduling()
+    }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
     /// for the stream to stream.
