@@ -16,6 +16,7 @@
     F(pa_context_state_t, pa_context_get_state, PA_CONTEXT_FAILED, const pa_context *)                       \
     F(pa_context *, pa_context_new_with_proplist, NULL, pa_mainloop_api *, const char *, const pa_proplist *) \
     F(pa_time_event *, pa_context_rttime_new, NULL, const pa_context *, pa_usec_t, pa_time_event_cb_t, void *) \
+    V(pa_context_rttime_restart, const pa_context *, pa_time_event *, pa_usec_t)                            \
     V(pa_context_set_state_callback, pa_context *, pa_context_notify_cb_t, void *)                          \
     V(pa_context_unref, pa_context *)                                                                       \
     V(pa_mainloop_free, pa_mainloop *)                                                                      \

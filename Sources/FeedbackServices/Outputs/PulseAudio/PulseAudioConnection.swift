@@ -23,6 +23,8 @@ final class PulseAudioConnection {
     var context: OpaquePointer?
     var stream: OpaquePointer?
     var tick: OpaquePointer?
+    /// When `tick` fires (pa_rtclock microseconds).
+    var tickDeadline: pa_usec_t = 0
     /// Ends a connection attempt that is not ready in time (`connectTimeout`).
     var connectTimer: OpaquePointer?
     /// The watch on the wake-up eventfd; freed before the output goes, so that the mainloop never
@@ -293,15 +295,25 @@ final class PulseAudioConnection {
         timingRequested = true
     }
 
-    /// While sounds play, checks every 5 ms for finished ones; when idle long enough, closes.
-    func scheduleTick() {
-        guard tick == nil, let context else { return }
-        tick = pa_context_rttime_new(context, pa_rtclock_now() + 5_000, { api, event, _, userdata in
-            let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
-            api!.pointee.time_free(event)
-            connection.tick = nil
-            connection.onTick()
-        }, userdata)
+    /// While sounds play, checks every 5 ms for finished ones. Idle, it wakes only once more, when
+    /// the idle time is up (to close): an open, silent stream costs the server's requests for
+    /// silence and nothing of ours (a tick every 5 ms was 200 wake-ups a second, issue 13).
+    /// - Parameter delay: microseconds from now; an earlier tick already due is kept.
+    func scheduleTick(in delay: pa_usec_t = 5_000) {
+        guard let context else { return }
+        let deadline = pa_rtclock_now() + delay
+        if let tick {
+            if tickDeadline <= deadline { return }
+            pa_context_rttime_restart(context, tick, deadline)
+        } else {
+            tick = pa_context_rttime_new(context, deadline, { api, event, _, userdata in
+                let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+                api!.pointee.time_free(event)
+                connection.tick = nil
+                connection.onTick()
+            }, userdata)
+        }
+        tickDeadline = deadline
     }
 
     func onTick() {
@@ -319,15 +331,18 @@ final class PulseAudioConnection {
         }
         requestTimingIfDue(now: now)
         if timeline.isEmpty && !engine.hasPendingWork {
-            if let idleSince, now - idleSince >= configuration.idleTimeout {
+            let since = idleSince ?? now
+            idleSince = since
+            let left = configuration.idleTimeout - (now - since)
+            if left <= 0 {
                 disconnect()
                 engine.connectionEnded(nil)
                 return
             }
-            if idleSince == nil { idleSince = now }
-        } else {
-            idleSince = nil
+            // A play before then schedules the 5 ms tick again (applyCommands).
+            return scheduleTick(in: pa_usec_t(left * 1_000_000) + 1_000)
         }
+        idleSince = nil
         scheduleTick()
     }
 
