@@ -78,13 +78,19 @@ public enum SystemSoundCatalog {
         return table
     }()
 
-    private static let byID: [SystemSoundID: SystemSound] = Dictionary(uniqueKeysWithValues: sounds.map { ($0.id, $0) })
 
     /// What `id` asks for.
     /// - Throws: `SystemSoundCatalogError` with `.unassigned` for an unassigned ID in 1000…1351, or
     ///   `.notASystemSound` for an ID outside it (other than 4095).
     public static func action(for id: SystemSoundID) throws(SystemSoundCatalogError) -> SystemSoundAction {
-        if let sound = byID[id] { return .play(sound) }
+        // A binary search of `sounds` (ascending) rather than a dictionary built for the purpose:
+        // `fire` asks once per process, before its first sample.
+        var range = sounds.startIndex..<sounds.endIndex
+        while !range.isEmpty {
+            let middle = range.lowerBound + range.count / 2
+            if sounds[middle].id == id { return .play(sounds[middle]) }
+            range = sounds[middle].id < id ? (middle + 1)..<range.upperBound : range.lowerBound..<middle
+        }
         if let category = vibrationOnly[id] { return .vibrate(category: category) }
         throw SystemSoundCatalogError(SoundRegistry.systemSoundIDs.contains(id) ? .unassigned : .notASystemSound, id: id)
     }
@@ -133,7 +139,8 @@ public enum SystemSoundCatalog {
         (14, "sms-received6", "message-new-instant-electronic"),
     ]
 
-    private static var entries: [Entry] {
+    /// Built once: `sounds` and `vibrationOnly` both read it.
+    private static let entries: [Entry] = {
         var list: [Entry] = [
             Entry(1000, "new-mail", "MailReceived", "message-new-email"),
             Entry(1001, "mail-sent", "MailSent", "message-sent-email"),
@@ -223,11 +230,12 @@ public enum SystemSoundCatalog {
             Entry(1351, "-", "SilentVibeChanged", nil),
         ]
         return list.sorted { $0.id < $1.id }
-    }
+    }()
 
     /// "Sherwood_Forest" → "message-new-instant-sherwood-forest": themes without the tone fall back
     /// to their `message-new-instant` through the Sound Naming rule.
     private static func textToneEvent(_ name: String) -> String {
-        "message-new-instant-" + String(name.lowercased().map { $0 == "_" ? "-" : $0 })
+        // The names are ASCII: bytes, not Unicode case mapping.
+        "message-new-instant-" + String(decoding: name.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 | (0x41...0x5A ~= $0 ? 0x20 : 0) }, as: UTF8.self)
     }
 }
