@@ -3,7 +3,13 @@
 // Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon|pipewire]
 import FeedbackServices
 import FoundationEssentials
-import Glibc
+// @preconcurrency: Glibc's `stdout` is a mutable global, which Swift 6 refuses to touch otherwise;
+// it is set once here, before any thread starts.
+@preconcurrency import Glibc
+
+// Line by line even into a file or a pipe: a run stopped part-way (a `timeout`, Ctrl-C) keeps the
+// figures it printed; fully buffered, a half-hour run's output was lost with it.
+setvbuf(stdout, nil, _IOLBF, 0)
 
 var iterations = 15
 let figures = ["registration", "volume", "engine", "start", "command", "daemon", "pipewire"]
