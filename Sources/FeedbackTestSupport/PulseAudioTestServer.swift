@@ -220,6 +220,18 @@ public final class MonitorRecorder: @unchecked Sendable {
 
     /// The first frame at or after `start` where either channel exceeds `threshold`, waiting up to
     /// `timeout` seconds for it.
+    /// When (CLOCK_MONOTONIC seconds, by its arrival) the first sample above `threshold` recorded
+    /// from the start of `action` reached the monitor; nil if none came within `timeout`. What every
+    /// latency figure of the benchmarks measures, each from its own start.
+    public func arrivalOfFirstSound(
+        threshold: Float = 0.05, timeout: Double = 3, after action: () throws -> Void
+    ) rethrows -> Double? {
+        let mark = frameCount
+        try action()
+        guard let frame = firstSound(after: mark, threshold: threshold, timeout: timeout) else { return nil }
+        return arrivalTime(ofFrame: frame)
+    }
+
     public func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
         let deadline = MonotonicClock.now + timeout
         var checked = start

@@ -59,14 +59,13 @@ struct CommandBenchmark {
         for _ in 0..<plays {
             for (index, contender) in contenders.enumerated() {
                 server.recorder.wait(seconds: 0.1)
-                let mark = server.recorder.frameCount
                 let start = MonotonicClock.now
-                guard runProgram(contender.1[0], Array(contender.1.dropFirst())) == 0 else {
-                    fatalError("\(contender.0) failed")
+                let arrival = server.recorder.arrivalOfFirstSound {
+                    guard runProgram(contender.1[0], Array(contender.1.dropFirst())) == 0 else {
+                        fatalError("\(contender.0) failed")
+                    }
                 }
-                guard let frame = server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 3),
-                    let arrival = server.recorder.arrivalTime(ofFrame: frame)
-                else { fatalError("\(contender.0): the sound never reached the server") }
+                guard let arrival else { fatalError("\(contender.0): the sound never reached the server") }
                 onsets[index].append(arrival - start)
             }
         }

@@ -95,12 +95,10 @@ struct DaemonBenchmark {
     /// The time from starting `command` to its first sample at the server.
     private func onset(_ server: PulseAudioTestServer, _ start: () throws -> Void, label: String) -> Double {
         server.recorder.wait(seconds: 0.1)
-        let mark = server.recorder.frameCount
         let begin = MonotonicClock.now
-        do { try start() } catch { fatalError("\(label): \(error)") }
-        guard let frame = server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 3),
-            let arrival = server.recorder.arrivalTime(ofFrame: frame)
-        else { fatalError("\(label): the sound never reached the server") }
+        let arrival: Double?
+        do { arrival = try server.recorder.arrivalOfFirstSound(after: start) } catch { fatalError("\(label): \(error)") }
+        guard let arrival else { fatalError("\(label): the sound never reached the server") }
         return arrival - begin
     }
 

@@ -127,11 +127,10 @@ struct EngineBenchmark {
         var samples: [Double] = []
         for _ in 0..<count {
             server.recorder.wait(seconds: 0.15)
-            let mark = server.recorder.frameCount
-            let start = trigger()
-            guard let frame = server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 3),
-                let arrival = server.recorder.arrivalTime(ofFrame: frame)
-            else { fatalError("a play never reached the server") }
+            var start = 0.0
+            guard let arrival = server.recorder.arrivalOfFirstSound(after: { start = trigger() }) else {
+                fatalError("a play never reached the server")
+            }
             samples.append(arrival - start)
         }
         return Timings(samples: samples)

@@ -75,12 +75,10 @@ struct PipeWireBenchmark {
         for _ in 0..<plays {
             for (index, trigger) in triggers.enumerated() {
                 server.recorder.wait(seconds: 0.1)
-                let mark = server.recorder.frameCount
                 let start = MonotonicClock.now
-                trigger()
-                guard let frame = server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 3),
-                    let arrival = server.recorder.arrivalTime(ofFrame: frame)
-                else { fatalError("pipewire: a play never reached the sink") }
+                guard let arrival = server.recorder.arrivalOfFirstSound(after: trigger) else {
+                    fatalError("pipewire: a play never reached the sink")
+                }
                 onsets[index].append(arrival - start)
             }
         }

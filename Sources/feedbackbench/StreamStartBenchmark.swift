@@ -63,12 +63,10 @@ struct StreamStartBenchmark {
     /// Plays with `trigger` and returns the time from the later of the call and the stream's
     /// readiness to the first sample at the monitor.
     private func onset(_ server: PulseAudioTestServer, _ output: PulseAudioOutput, trigger: () -> Void) -> Double {
-        let mark = server.recorder.frameCount
         let start = MonotonicClock.now
-        trigger()
-        guard let frame = server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 3),
-            let arrival = server.recorder.arrivalTime(ofFrame: frame)
-        else { fatalError("a play never reached the server") }
+        guard let arrival = server.recorder.arrivalOfFirstSound(after: trigger) else {
+            fatalError("a play never reached the server")
+        }
         let ready = output.statistics.streamReadyTime ?? start
         return arrival - max(start, ready)
     }
