@@ -1,4 +1,5 @@
 import FeedbackServices
+import Glibc
 import Testing
 
 /// Each Sound Theme / Sound Naming spec lookup rule, on theme trees built in a temporary directory.
@@ -253,5 +254,61 @@ struct ThemeLookupTests {
             #expect(error.reason == .invalidEventName)
             #expect(!error.description.contains("\n"))
         }
+    }
+}
+
+/// One resolver asked again and again (a service's): its remembered lookups never hide a change.
+extension ThemeLookupTests {
+    @Test func oneResolverSeesEveryChangeToTheThemesItLookedUpAtOnce() throws {
+        let tree = ThemeTree()
+        let user = tree.base("user")
+        let system = tree.base("system")
+        tree.theme("t", in: system, inherits: ["parent"])
+        tree.theme("parent", in: system)
+        let fromParent = tree.file("parent/stereo/bell.oga", in: system)
+        let resolver = makeResolver(theme: "t", bases: [user, system], locale: "de_DE.UTF-8")
+        #expect(resolvedPath(try resolver.resolve("bell")) == fromParent)
+        #expect(resolvedPath(try resolver.resolve("bell")) == fromParent)
+
+        // A sound added to the theme itself, then to the user's copy of it (a folder and a base
+        // directory that did not exist), then in a locale folder.
+        let fromTheme = tree.file("t/stereo/bell.wav", in: system)
+        #expect(resolvedPath(try resolver.resolve("bell")) == fromTheme)
+        let fromUser = tree.file("t/stereo/bell.wav", in: user)
+        #expect(resolvedPath(try resolver.resolve("bell")) == fromUser)
+        let localised = tree.file("t/stereo/de/bell.wav", in: user)
+        #expect(resolvedPath(try resolver.resolve("bell")) == localised)
+        // Removed again, one by one.
+        tree.remove("t/stereo/de", in: user)
+        #expect(resolvedPath(try resolver.resolve("bell")) == fromUser)
+        tree.remove("t/stereo/bell.wav", in: user)
+        #expect(resolvedPath(try resolver.resolve("bell")) == fromTheme)
+        // Silenced with a .disabled file, which ends the search.
+        tree.file("t/stereo/bell.disabled", in: system)
+        guard case .disabled = try resolver.resolve("bell") else {
+            Issue.record("a .disabled file added later was not seen")
+            return
+        }
+        tree.remove("t/stereo/bell.disabled", in: system)
+        tree.remove("t/stereo/bell.wav", in: system)
+        #expect(resolvedPath(try resolver.resolve("bell")) == fromParent)
+        // The theme's index.theme edited in place: it no longer inherits from `parent`.
+        tree.theme("t", in: system)
+        guard case .notFound = try resolver.resolve("bell") else {
+            Issue.record("an edited index.theme was not seen")
+            return
+        }
+        // A symbolic link whose target appears later, its folder unchanged.
+        let target = tree.root + "/elsewhere/bell.oga"
+        #expect(symlink(target, system + "/t/stereo/bell.oga") == 0)
+        guard case .notFound = try resolver.resolve("bell") else {
+            Issue.record("a dangling link resolved")
+            return
+        }
+        tree.file("elsewhere/bell.oga", in: tree.root)
+        #expect(resolvedPath(try resolver.resolve("bell")) == system + "/t/stereo/bell.oga")
+        // Copies of the resolver share what it learnt, and see changes the same way.
+        let copy = resolver
+        #expect(resolvedPath(try copy.resolve("bell")) == system + "/t/stereo/bell.oga")
     }
 }

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Synchronization
 
 /// Where a sound was found: the file, and which theme and name matched.
 public struct ResolvedSound: Sendable, Equatable {
@@ -78,8 +79,12 @@ public enum SoundLookupResult: Sendable, Equatable {
 /// two levels and list one or two directories), so a lookup takes milliseconds however hostile the
 /// theme files are.
 ///
-/// A resolver is a value that reads the file system on every lookup, so a theme installed or edited
-/// while a program runs is seen at once. Safe to use from any thread.
+/// A resolver is a value that looks at the file system on every lookup, so a theme installed or
+/// edited while a program runs is seen at once. It (and its copies) remembers each lookup with the
+/// stamps (`stat`: inode, size, modification time) of every `index.theme` and folder it read: while
+/// none has changed, the same event is answered with a `stat` per stamp rather than reading them all
+/// again (a long-lived service looks the same events up over and over; issue 13). Safe to use from
+/// any thread.
 public struct SoundThemeResolver: Sendable {
     /// The theme that is searched first.
     public let theme: SoundThemeSelection
@@ -89,6 +94,8 @@ public struct SoundThemeResolver: Sendable {
     public let outputProfile: String
     /// The `LC_MESSAGES` locale, e.g. `de_DE.UTF-8@euro`; nil or `C`/`POSIX` for none.
     public let locale: String?
+    /// The lookups made so far, shared by the copies of this resolver.
+    private let lookups = SoundLookupCache()
 
     /// The suffixes tried, in order.
     public static let suffixes = ["disabled", "oga", "ogg", "wav", "flac", "opus", "mp3", "aiff", "caf"]
@@ -184,6 +191,12 @@ public struct SoundThemeResolver: Sendable {
     /// skipped. Ancestors more than `maximumInheritanceDepth` levels down, and every theme after
     /// the first `maximumThemesPerChain` looked at, are ignored.
     public func inheritance(of top: String) -> [SoundThemeIndex] {
+        var stamps: [FileCheck] = []
+        return inheritance(of: top, stamps: &stamps)
+    }
+
+    /// `inheritance(of:)`, adding to `stamps` every `index.theme` it tried.
+    private func inheritance(of top: String, stamps: inout [FileCheck]) -> [SoundThemeIndex] {
         var visited: Set<String> = []
         var result: [SoundThemeIndex] = []
         // Depth first with a stack of its own: a chain thousands of themes deep must not recurse.
@@ -191,7 +204,7 @@ public struct SoundThemeResolver: Sendable {
         while let (name, depth) = pending.popLast(), visited.count < Self.maximumThemesPerChain {
             guard visited.insert(name).inserted else { continue }
             if name == Self.fallbackThemeName && name != top { continue }
-            guard let index = SoundThemeIndex.load(theme: name, searchPath: searchPath) else { continue }
+            guard let index = SoundThemeIndex.load(theme: name, searchPath: searchPath, stamps: &stamps) else { continue }
             result.append(index)
             if depth < Self.maximumInheritanceDepth {
                 pending += index.parents.reversed().lazy.filter { !visited.contains($0) }.map { ($0, depth + 1) }
@@ -214,8 +227,17 @@ public struct SoundThemeResolver: Sendable {
         lookup(validEvent: sound.event)
     }
 
+    /// The lookup of `event`: the remembered one while every file and folder it read is unchanged,
+    /// else a new one, remembered.
     private func lookup(validEvent event: String) -> SoundLookupResult {
+        if let remembered = lookups.result(for: event) { return remembered }
         var search = Search()
+        let result = lookup(validEvent: event, search: &search)
+        lookups.remember(result, for: event, checks: search.stamps)
+        return result
+    }
+
+    private func lookup(validEvent event: String, search: inout Search) -> SoundLookupResult {
         let names = Self.nameFallbacks(event)
         let locales: [String?] = Self.localeFallbacks(locale) + [nil]
         var profiles: [String?] = [outputProfile]
@@ -225,7 +247,7 @@ public struct SoundThemeResolver: Sendable {
         var missing: [String] = []
 
         for top in themeOrder {
-            let chain = inheritance(of: top).filter { !searched.contains($0.name) }
+            let chain = inheritance(of: top, stamps: &search.stamps).filter { !searched.contains($0.name) }
             if chain.isEmpty && !searched.contains(top) { missing.append(top) }
             searched += chain.map(\.name)
             for profile in profiles {
@@ -277,6 +299,8 @@ public struct SoundThemeResolver: Sendable {
     /// per directory instead of one `stat` per name and suffix.
     private struct Search {
         var listings: [String: Set<String>] = [:]
+        /// Every file and folder read, as it was before it was read.
+        var stamps: [FileCheck] = []
 
         /// Whether `folder` lists any file (listing it, once).
         mutating func exists(_ folder: String) -> Bool {
@@ -290,6 +314,8 @@ public struct SoundThemeResolver: Sendable {
                 let file = name + "." + suffix
                 guard entries.contains(file) else { continue }
                 let path = joinPath(folder, file)
+                // What it is (a symbolic link's target may come or go without its folder changing).
+                stamps.append(FileCheck(path: path))
                 if suffix == "disabled" {
                     if isNonDirectory(path) { return (path, true) }
                 } else if isRegularFile(path) {
@@ -301,9 +327,55 @@ public struct SoundThemeResolver: Sendable {
 
         private mutating func entries(of folder: String) -> Set<String> {
             if let cached = listings[folder] { return cached }
+            // A folder's stamp changes when a file is added, removed or renamed in it; a file's
+            // content is the decoded-sound cache's to check.
+            stamps.append(FileCheck(path: folder))
             let entries = directoryEntries(folder) ?? []
             listings[folder] = entries
             return entries
+        }
+    }
+}
+
+/// A file or folder as a lookup found it: its stamp, or nil when there was nothing to `stat`.
+struct FileCheck: Sendable {
+    let path: String
+    let stamp: FileStamp?
+
+    /// `path` as it is now.
+    init(path: String) {
+        self.path = path
+        stamp = FileStamp(path: path)
+    }
+
+    /// Whether `path` is as it was.
+    var isUnchanged: Bool { FileStamp(path: path) == stamp }
+}
+
+/// A resolver's lookups by event, each with the checks that say it still holds. At most `capacity`
+/// events are kept (a valid event name has at most 128 bytes, so this is bounded); when full, it
+/// starts again empty.
+///
+/// Thread safety: every method may be called from any thread (one Mutex).
+final class SoundLookupCache: Sendable {
+    static let capacity = 256
+
+    private struct Entry: Sendable {
+        let result: SoundLookupResult
+        let checks: [FileCheck]
+    }
+    private let entries = Mutex<[String: Entry]>([:])
+
+    /// The lookup of `event`, if one was made and nothing it read has changed since.
+    func result(for event: String) -> SoundLookupResult? {
+        guard let entry = entries.withLock({ $0[event] }), entry.checks.allSatisfy(\.isUnchanged) else { return nil }
+        return entry.result
+    }
+
+    func remember(_ result: SoundLookupResult, for event: String, checks: [FileCheck]) {
+        entries.withLock { entries in
+            if entries.count >= Self.capacity && entries[event] == nil { entries.removeAll() }
+            entries[event] = Entry(result: result, checks: checks)
         }
     }
 }
