@@ -13,12 +13,15 @@
 
 #define FUNCTIONS(F, V, D)                                                                                  \
     F(int, sd_bus_add_filter, -ELIBACC, sd_bus *, sd_bus_slot **, sd_bus_message_handler_t, void *)         \
+    F(int, sd_bus_add_match, -ELIBACC, sd_bus *, sd_bus_slot **, const char *, sd_bus_message_handler_t, void *) \
     F(int, sd_bus_add_match_async, -ELIBACC, sd_bus *, sd_bus_slot **, const char *, sd_bus_message_handler_t, \
       sd_bus_message_handler_t, void *)                                                                     \
     F(int, sd_bus_add_object_vtable, -ELIBACC, sd_bus *, sd_bus_slot **, const char *, const char *,        \
       const sd_bus_vtable *, void *)                                                                        \
     F(int, sd_bus_attach_event, -ELIBACC, sd_bus *, sd_event *, int)                                        \
     F(int, sd_bus_call, -ELIBACC, sd_bus *, sd_bus_message *, uint64_t, sd_bus_error *, sd_bus_message **)  \
+    F(int, sd_bus_call_async, -ELIBACC, sd_bus *, sd_bus_slot **, sd_bus_message *, sd_bus_message_handler_t, \
+      void *, uint64_t)                                                                                     \
     F(int, sd_bus_creds_get_euid, -ELIBACC, sd_bus_creds *, uid_t *)                                        \
     F(int, sd_bus_creds_get_pid, -ELIBACC, sd_bus_creds *, pid_t *)                                         \
     F(sd_bus_creds *, sd_bus_creds_unref, NULL, sd_bus_creds *)                                             \
@@ -31,13 +34,12 @@
     F(sd_bus *, sd_bus_flush_close_unref, NULL, sd_bus *)                                                   \
     F(int, sd_bus_get_name_creds, -ELIBACC, sd_bus *, const char *, uint64_t, sd_bus_creds **)              \
     F(int, sd_bus_get_unique_name, -ELIBACC, sd_bus *, const char **)                                       \
-    F(int, sd_bus_match_signal, -ELIBACC, sd_bus *, sd_bus_slot **, const char *, const char *, const char *, \
-      const char *, sd_bus_message_handler_t, void *)                                                       \
     F(int, sd_bus_message_append_basic, -ELIBACC, sd_bus_message *, char, const void *)                     \
     F(int, sd_bus_message_close_container, -ELIBACC, sd_bus_message *)                                      \
     F(int, sd_bus_message_enter_container, -ELIBACC, sd_bus_message *, char, const char *)                  \
     F(int, sd_bus_message_exit_container, -ELIBACC, sd_bus_message *)                                       \
     F(int, sd_bus_message_get_expect_reply, -ELIBACC, sd_bus_message *)                                     \
+    F(const sd_bus_error *, sd_bus_message_get_error, NULL, sd_bus_message *)                               \
     F(const char *, sd_bus_message_get_interface, NULL, sd_bus_message *)                                   \
     F(const char *, sd_bus_message_get_member, NULL, sd_bus_message *)                                      \
     F(const char *, sd_bus_message_get_sender, NULL, sd_bus_message *)                                      \

@@ -122,18 +122,24 @@ package struct BusContext {
         try check(sd_bus_emit_properties_changed_strv(bus, path, interface, &names), "sending PropertiesChanged")
     }
 
-    /// Calls `handler` on the bus thread for every signal that matches (`sd_bus_match_signal`;
-    /// nil matches any); the bus is told to route them here.
+    /// Calls `handler` on the bus thread for every signal that matches (`sd_bus_add_match`; nil
+    /// matches any, `arguments` are the string arguments that must be equal: `[2: ""]` is
+    /// `arg2=''`); the bus is told to route them here. The values are the program's own names,
+    /// never a client's: they are not quoted.
     package func subscribe(
-        sender: String?, path: String?, interface: String?, member: String?,
+        sender: String?, path: String?, interface: String?, member: String?, arguments: [Int: String] = [:],
         _ handler: @escaping (BusMessage, BusContext) -> Void
     ) throws(BusError) {
+        let keys = [("sender", sender), ("path", path), ("interface", interface), ("member", member)]
+            + arguments.sorted { $0.key < $1.key }.map { ("arg\($0.key)", $0.value) }
+        let rule = (["type='signal'"] + keys.compactMap { key, value in value.map { "\(key)='\($0)'" } })
+            .joined(separator: ",")
         let box = SignalBox(handler: handler, connection: connection)
         let userdata = connection.registrations.keep(box)
         var slot: OpaquePointer?
         try check(
-            sd_bus_match_signal(
-                bus, &slot, sender, path, interface, member,
+            sd_bus_add_match(
+                bus, &slot, rule,
                 { message, userdata, _ in
                     let box = Unmanaged<SignalBox>.fromOpaque(userdata!).takeUnretainedValue()
                     box.handler(BusMessage(referencing: message!), BusContext(connection: box.connection))
@@ -145,11 +151,13 @@ package struct BusContext {
 
     /// Calls `handler` on the bus thread with a client's unique name (`:1.42`) when it leaves the
     /// bus (`NameOwnerChanged` with no new owner). Every service that keeps state per client
-    /// subscribes through this one place.
+    /// subscribes through this one place. Only departures are routed here (`arg2=''`): a program
+    /// connecting to the bus does not wake the service, nor delay the play a client's first call
+    /// asks for right behind its `Hello`.
     package func onClientLeft(_ handler: @escaping (String, BusContext) -> Void) throws(BusError) {
         try subscribe(
             sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "NameOwnerChanged"
+            member: "NameOwnerChanged", arguments: [2: ""]
         ) { message, bus in
             if let name = message.readDeparture() { handler(name, bus) }
         }

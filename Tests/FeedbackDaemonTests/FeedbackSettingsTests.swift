@@ -208,6 +208,15 @@ extension FeedbackDaemonTests {
         // Every thread, libdispatch's too: the daemon never starts a Dispatch worker, so its 1 Hz
         // workqueue monitor (src/event/workqueue.c, `_dispatch_workq_init_once`) never runs.
         let before = Self.wakeUps(daemon.pid)
+        // A program that connects to the bus meanwhile (and stays) does not wake it either: the
+        // daemon hears only of clients that leave (`NameOwnerChanged` with `arg2=''`).
+        let newcomer = try ChildProcess(
+            DaemonTools.gdbus, ["wait", "--session", "--timeout", "10", "org.example.NobodyOwnsThis"],
+            environment: harness.environment())
+        defer {
+            newcomer.signal(SIGTERM)
+            _ = newcomer.wait(timeout: 5)
+        }
         usleep(3_000_000)
         let after = Self.wakeUps(daemon.pid)
         // A thread that started or ended meanwhile woke too.
