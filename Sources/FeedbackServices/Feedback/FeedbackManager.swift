@@ -50,8 +50,9 @@ public final class FeedbackManager: Sendable {
     package enum Scheduling: Sendable {
         /// On Dispatch: a concurrent work queue, the sound's end on the global queue (the default).
         case dispatch
-        /// Each play's lookup and decode on a thread of its own, and the sound's end handed to
-        /// `loop`: for a caller that runs its own loop and must never start a Dispatch worker
+        /// Each play's lookup and decode on a thread of its own (a play of a sound already
+        /// resolved that opens no vibrator starts on the caller's thread: it does not block), and
+        /// the sound's end handed to `loop`: for a caller that runs its own loop and must never start a Dispatch worker
         /// (`Delivery` says why; the session service, idle, makes no wake-ups). The engine hands its
         /// ends over so; another output reports on the global queue. A thread that cannot be
         /// started leaves the work to Dispatch after all.
@@ -375,15 +376,33 @@ public final class FeedbackManager: Sendable {
             state.active[playback.id] = playback
             return (playback, asked ?? state.profileOverride)
         }
-        let job: @Sendable () -> Void = { [self] in
-            run(request, playback: playback, type: type, options: options, vibration: vibration,
-                profile: profile ?? settings.profile, delivery: delivery, completion: completion)
-        }
         switch scheduling {
-        case .dispatch: work.async(execute: job)
-        case .threads: startDetachedThread(name: "fbs-play", job)
+        case .dispatch:
+            work.async { [self] in
+                run(request, playback: playback, type: type, options: options, vibration: vibration,
+                    profile: profile ?? settings.profile, delivery: delivery, completion: completion)
+            }
+        case .threads:
+            let profile = profile ?? settings.profile
+            // A sound already found and decoded, with no vibrator to open, has nothing to wait
+            // for: it starts on the caller's thread, a thread start-up sooner (issue 13: the
+            // service's play, feedbackctl's).
+            if case .resolved = request, !Self.needsVibrator(request, type: type, profile: profile) {
+                run(request, playback: playback, type: type, options: options, vibration: vibration,
+                    profile: profile, delivery: delivery, completion: completion)
+            } else {
+                startDetachedThread(name: "fbs-play") { [self] in
+                    run(request, playback: playback, type: type, options: options, vibration: vibration,
+                        profile: profile, delivery: delivery, completion: completion)
+                }
+            }
         }
         return playback
+    }
+
+    /// Whether a play of `request` as `type` under `profile` vibrates, and so may open a vibrator.
+    private static func needsVibrator(_ request: Request, type: FeedbackType, profile: FeedbackProfile) -> Bool {
+        profile.allowsVibration && (request.alert.vibratesOnly || type.wantsVibration)
     }
 
     /// One play, on the work queue or its own thread.
@@ -396,7 +415,7 @@ public final class FeedbackManager: Sendable {
         let hasSound = !request.alert.vibratesOnly
         // Connect while the sound is looked up and decoded.
         if hasSound && type.wantsSound && profile.allowsSound { prepareAudioOutput() }
-        let needsVibrator = profile.allowsVibration && (!hasSound || type.wantsVibration)
+        let needsVibrator = Self.needsVibrator(request, type: type, profile: profile)
         var engine: HapticEngine?
         var vibratorError: HapticsError?
         if needsVibrator {
