@@ -60,7 +60,7 @@ let package = Package(
             name: "feedbackctl",
             dependencies: ["FeedbackCLI"],
             swiftSettings: strict,
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"] + staticCxxRuntime)]),
         // The sd-bus wrapper: the service's connection and loop, and the client calls feedbackctl
         // makes to it.
         .target(
@@ -79,7 +79,7 @@ let package = Package(
             name: "feedbackservicesd",
             dependencies: ["FeedbackDaemon"],
             swiftSettings: strict,
-            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"])]),
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"] + staticCxxRuntime)]),
         .target(
             name: "SoundSynthesis",
             swiftSettings: strict),
@@ -126,6 +126,15 @@ let package = Package(
 
 /// Where libpipewire-0.3's and SPA's headers are (`pkg-config --cflags libpipewire-0.3`): given
 /// by hand, as a pkg-config target would link the library too.
+/// The C++ runtime the static Swift runtime needs (libstdc++ and the unwinder), linked into the
+/// executables rather than loaded: the link line asks for `-lstdc++` and `-lgcc_s`, which find the
+/// linker scripts in `Linking/static-c++-runtime` first, and they name GCC's `libstdc++.a` and
+/// `libgcc_eh.a`. A process then maps neither libstdc++.so.6 nor libgcc_s.so.1 (their relocations,
+/// constructors and CPU probing): `feedbackctl version` 2.3 → 1.9 ms on this machine (issue 14).
+/// Nothing the programs load later shares C++ objects with them (libpulse, libsndfile and its
+/// codecs, libpipewire, libasound, libsystemd are C).
+var staticCxxRuntime: [String] { ["-L\(Context.packageDirectory)/Linking/static-c++-runtime"] }
+
 var pipeWireHeaders: [String] { ["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"] }
 
 /// Settings shared by every Swift target: imports are internal unless marked `public import`, so no
