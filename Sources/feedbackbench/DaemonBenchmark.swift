@@ -11,6 +11,8 @@ import Glibc
 /// to the first sample; an idle daemon's wake-ups and memory; 100 clients at once.
 struct DaemonBenchmark {
     let triggers: Int
+    /// Only `feedbackctl fire` through the service against paplay (`--only daemon-fire`).
+    var fireOnly = false
 
     static let feedbackd = "/usr/libexec/feedbackd"
     static let fbcli = "/usr/bin/fbcli"
@@ -85,6 +87,7 @@ struct DaemonBenchmark {
             reference.stop()
         }
         fire(through: ours, server: server, feedbackctl: feedbackctl)
+        if fireOnly { return }
         fbcli([ours, reference], server: server)
         roundTrip([ours, reference])
         idle([ours, reference])
@@ -106,11 +109,16 @@ struct DaemonBenchmark {
         guard let resolver = try? SoundThemeResolver.standard(),
             case .resolved(let sound) = resolver.resolve(try! SystemSoundCatalog.sound(for: 1007))
         else { return print("feedbackctl fire: system sound 1007 does not resolve to a file here") }
-        let contenders: [(String, String, [String], [String: String])] = [
+        var contenders: [(String, String, [String], [String: String])] = [
             ("feedbackctl fire 1007 (service running)", feedbackctl, ["fire", "1007"], ours.environment),
             ("feedbackctl fire 1007 --no-daemon", feedbackctl, ["fire", "1007", "--no-daemon"], ours.environment),
             ("paplay FILE", "/usr/bin/paplay", [sound.path], ours.environment),
         ]
+        // Another feedbackctl to compare with in the same run (a change's before and after), as
+        // the command benchmark's.
+        if let baseline = getenv("FEEDBACKBENCH_BASELINE").map({ String(cString: $0) }), access(baseline, X_OK) == 0 {
+            contenders.append(("baseline fire 1007 (service running)", baseline, ["fire", "1007"], ours.environment))
+        }
         var onsets = [[Double]](repeating: [], count: contenders.count)
         for _ in 0..<triggers {
             for (index, contender) in contenders.enumerated() {

@@ -1,6 +1,7 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon|pipewire]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon|daemon-fire|pipewire]
+// (daemon-fire: only the daemon section's `feedbackctl fire` through the service against paplay)
 import FeedbackServices
 import FoundationEssentials
 // @preconcurrency: Glibc's `stdout` is a mutable global, which Swift 6 refuses to touch otherwise;
@@ -12,8 +13,8 @@ import FoundationEssentials
 setvbuf(stdout, nil, _IOLBF, 0)
 
 var iterations = 15
-let figures = ["registration", "volume", "engine", "start", "command", "daemon", "pipewire"]
-var only: Set<String> = Set(figures)
+let figures = ["registration", "volume", "engine", "start", "command", "daemon", "daemon-fire", "pipewire"]
+var only: Set<String> = Set(figures).subtracting(["daemon-fire"])
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -64,9 +65,9 @@ if only.contains("command") {
     print("")
     CommandBenchmark(plays: max(30, iterations * 2)).run()
 }
-if only.contains("daemon") {
+if only.contains("daemon") || only.contains("daemon-fire") {
     print("")
-    DaemonBenchmark(triggers: max(100, iterations * 2)).run()
+    DaemonBenchmark(triggers: max(100, iterations * 2), fireOnly: !only.contains("daemon")).run()
 }
 if only.contains("pipewire") {
     print("")
