@@ -302,6 +302,20 @@ extension AudioServerSuites {
             #expect(first.all.count == 1)
         }
 
+        /// A stream opened by `prepare()` that never plays closes when idle too (it stayed open for
+        /// good on PulseAudio: nothing started its idle tick).
+        @Test(arguments: EngineRoute.testable)
+        func aPreparedStreamThatNeverPlaysClosesWhenIdle(_ route: EngineRoute) throws {
+            let server = try route.server(named: "engine")
+            let idle = route.output(on: server, idleTimeout: 0.2)
+            try idle.prepare(timeout: 2)
+            #expect(idle.connections == 1)
+            usleep(600_000)
+            // Closed by now: preparing again connects again.
+            try idle.prepare(timeout: 2)
+            #expect(idle.connections == 2)
+        }
+
         /// A stream just made has queued silence before the server reports where it reads; a sound
         /// played then is heard at once, not a queue's length (50 ms) later behind that silence.
         /// Each way a stream comes to be: a play right after it became ready, the play that opens

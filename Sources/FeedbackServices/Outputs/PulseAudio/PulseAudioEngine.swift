@@ -175,6 +175,9 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
         }
         requests.setReady(true)
         applyCommands()
+        // The tick that closes the stream when idle: applyCommands schedules it only when a play
+        // was waiting, so a stream opened by `prepare()` alone would otherwise stay open for good.
+        connection.scheduleTick()
     }
 
     /// The connection closed. With an error (the server went away, refused us, or could not be
