@@ -124,8 +124,6 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-/// Where libpipewire-0.3's and SPA's headers are (`pkg-config --cflags libpipewire-0.3`): given
-/// by hand, as a pkg-config target would link the library too.
 /// The C++ runtime the static Swift runtime needs (libstdc++ and the unwinder), linked into the
 /// executables rather than loaded: the link line asks for `-lstdc++` and `-lgcc_s`, which find the
 /// linker scripts in `Linking/static-c++-runtime` first, and they name GCC's `libstdc++.a` and
@@ -135,6 +133,8 @@ let package = Package(
 /// codecs, libpipewire, libasound, libsystemd are C).
 var staticCxxRuntime: [String] { ["-L\(Context.packageDirectory)/Linking/static-c++-runtime"] }
 
+/// Where libpipewire-0.3's and SPA's headers are (`pkg-config --cflags libpipewire-0.3`): given
+/// by hand, as a pkg-config target would link the library too.
 var pipeWireHeaders: [String] { ["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"] }
 
 /// Settings shared by every Swift target: imports are internal unless marked `public import`, so no

@@ -1,4 +1,4 @@
-import FeedbackServices
+@testable import FeedbackServices
 import Glibc
 import Testing
 
@@ -310,5 +310,20 @@ extension ThemeLookupTests {
         // Copies of the resolver share what it learnt, and see changes the same way.
         let copy = resolver
         #expect(resolvedPath(try copy.resolve("bell")) == system + "/t/stereo/bell.oga")
+    }
+}
+
+extension ThemeLookupTests {
+    /// A lookup that read more than `maximumChecks` files and folders (a hostile tree) is not kept:
+    /// the cache stays small whatever the themes say.
+    @Test func aLookupThatReadTooMuchIsNotRemembered() {
+        let cache = SoundLookupCache()
+        let found = SoundLookupResult.notFound(
+            SoundLookupFailure(event: "e", namesTried: ["e"], themesSearched: [], missingThemes: [], baseDirectories: []))
+        let folder = FileCheck(path: "/")
+        cache.remember(found, for: "small", checks: [folder])
+        cache.remember(found, for: "huge", checks: Array(repeating: folder, count: SoundLookupCache.maximumChecks + 1))
+        #expect(cache.result(for: "small") == found)
+        #expect(cache.result(for: "huge") == nil)
     }
 }

@@ -81,10 +81,10 @@ public enum SoundLookupResult: Sendable, Equatable {
 ///
 /// A resolver is a value that looks at the file system on every lookup, so a theme installed or
 /// edited while a program runs is seen at once. It (and its copies) remembers each lookup with the
-/// stamps (`stat`: inode, size, modification time) of every `index.theme` and folder it read: while
-/// none has changed, the same event is answered with a `stat` per stamp rather than reading them all
-/// again (a long-lived service looks the same events up over and over; issue 13). Safe to use from
-/// any thread.
+/// stamps (`stat`: inode, size, modification time) of every `index.theme`, folder and candidate
+/// file it read: while none has changed, the same event is answered with a `stat` per stamp rather
+/// than reading them all again (a long-lived service looks the same events up over and over; issue
+/// 13). Safe to use from any thread.
 public struct SoundThemeResolver: Sendable {
     /// The theme that is searched first.
     public let theme: SoundThemeSelection
@@ -352,13 +352,16 @@ struct FileCheck: Sendable {
     var isUnchanged: Bool { FileStamp(path: path) == stamp }
 }
 
-/// A resolver's lookups by event, each with the checks that say it still holds. At most `capacity`
-/// events are kept (a valid event name has at most 128 bytes, so this is bounded); when full, it
-/// starts again empty.
+/// A resolver's lookups by event, each with the checks that say it still holds. Bounded whatever
+/// the theme files say: at most `capacity` events (a valid event name has at most 128 bytes), each
+/// remembered only when it read at most `maximumChecks` files and folders (a real lookup reads ~20;
+/// a hostile tree of inheritance chains and directories thousands, and is then looked up afresh
+/// each time); when full, it starts again empty.
 ///
 /// Thread safety: every method may be called from any thread (one Mutex).
 final class SoundLookupCache: Sendable {
     static let capacity = 256
+    static let maximumChecks = 256
 
     private struct Entry: Sendable {
         let result: SoundLookupResult
@@ -372,7 +375,9 @@ final class SoundLookupCache: Sendable {
         return entry.result
     }
 
+    /// Keeps `result` as the lookup of `event` while `checks` hold (unless there are too many).
     func remember(_ result: SoundLookupResult, for event: String, checks: [FileCheck]) {
+        guard checks.count <= Self.maximumChecks else { return }
         entries.withLock { entries in
             if entries.count >= Self.capacity && entries[event] == nil { entries.removeAll() }
             entries[event] = Entry(result: result, checks: checks)
