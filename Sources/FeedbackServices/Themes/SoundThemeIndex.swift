@@ -27,19 +27,14 @@ public struct SoundThemeIndex: Sendable, Equatable {
     /// Entries that are absolute or hold `..` are dropped: a theme may not point outside itself.
     public let directories: [Directory]
 
-    /// Reads theme `name`'s `index.theme` from the first base directory that has one; nil if none does.
-    static func load(theme name: String, searchPath: SoundThemeSearchPath) -> SoundThemeIndex? {
-        var stamps: [FileCheck] = []
-        return load(theme: name, searchPath: searchPath, stamps: &stamps)
-    }
-
-    /// `load(theme:searchPath:)`, adding to `stamps` each file it tried, as it was before reading.
-    static func load(theme name: String, searchPath: SoundThemeSearchPath, stamps: inout [FileCheck])
+    /// Reads theme `name`'s `index.theme` from the first base directory that has one; nil if none
+    /// does. Adds to `checks` each file it tried, as it was before reading.
+    static func load(theme name: String, searchPath: SoundThemeSearchPath, checks: inout [FileCheck])
         -> SoundThemeIndex?
     {
         for base in searchPath.baseDirectories {
             let path = joinPath(joinPath(base, name), "index.theme")
-            stamps.append(FileCheck(path: path))
+            checks.append(FileCheck(path: path))
             if let file = KeyFile(path: path) {
                 return SoundThemeIndex(name: name, indexFile: path, file: file)
             }

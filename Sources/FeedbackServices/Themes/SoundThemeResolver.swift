@@ -191,12 +191,12 @@ public struct SoundThemeResolver: Sendable {
     /// skipped. Ancestors more than `maximumInheritanceDepth` levels down, and every theme after
     /// the first `maximumThemesPerChain` looked at, are ignored.
     public func inheritance(of top: String) -> [SoundThemeIndex] {
-        var stamps: [FileCheck] = []
-        return inheritance(of: top, stamps: &stamps)
+        var checks: [FileCheck] = []
+        return inheritance(of: top, checks: &checks)
     }
 
-    /// `inheritance(of:)`, adding to `stamps` every `index.theme` it tried.
-    private func inheritance(of top: String, stamps: inout [FileCheck]) -> [SoundThemeIndex] {
+    /// `inheritance(of:)`, adding to `checks` every `index.theme` it tried.
+    private func inheritance(of top: String, checks: inout [FileCheck]) -> [SoundThemeIndex] {
         var visited: Set<String> = []
         var result: [SoundThemeIndex] = []
         // Depth first with a stack of its own: a chain thousands of themes deep must not recurse.
@@ -204,7 +204,7 @@ public struct SoundThemeResolver: Sendable {
         while let (name, depth) = pending.popLast(), visited.count < Self.maximumThemesPerChain {
             guard visited.insert(name).inserted else { continue }
             if name == Self.fallbackThemeName && name != top { continue }
-            guard let index = SoundThemeIndex.load(theme: name, searchPath: searchPath, stamps: &stamps) else { continue }
+            guard let index = SoundThemeIndex.load(theme: name, searchPath: searchPath, checks: &checks) else { continue }
             result.append(index)
             if depth < Self.maximumInheritanceDepth {
                 pending += index.parents.reversed().lazy.filter { !visited.contains($0) }.map { ($0, depth + 1) }
@@ -233,7 +233,7 @@ public struct SoundThemeResolver: Sendable {
         if let remembered = lookups.result(for: event) { return remembered }
         var search = Search()
         let result = lookup(validEvent: event, search: &search)
-        lookups.remember(result, for: event, checks: search.stamps)
+        lookups.remember(result, for: event, checks: search.checks)
         return result
     }
 
@@ -247,7 +247,7 @@ public struct SoundThemeResolver: Sendable {
         var missing: [String] = []
 
         for top in themeOrder {
-            let chain = inheritance(of: top, stamps: &search.stamps).filter { !searched.contains($0.name) }
+            let chain = inheritance(of: top, checks: &search.checks).filter { !searched.contains($0.name) }
             if chain.isEmpty && !searched.contains(top) { missing.append(top) }
             searched += chain.map(\.name)
             for profile in profiles {
@@ -300,7 +300,7 @@ public struct SoundThemeResolver: Sendable {
     private struct Search {
         var listings: [String: Set<String>] = [:]
         /// Every file and folder read, as it was before it was read.
-        var stamps: [FileCheck] = []
+        var checks: [FileCheck] = []
 
         /// Whether `folder` lists any file (listing it, once).
         mutating func exists(_ folder: String) -> Bool {
@@ -315,7 +315,7 @@ public struct SoundThemeResolver: Sendable {
                 guard entries.contains(file) else { continue }
                 let path = joinPath(folder, file)
                 // What it is (a symbolic link's target may come or go without its folder changing).
-                stamps.append(FileCheck(path: path))
+                checks.append(FileCheck(path: path))
                 if suffix == "disabled" {
                     if isNonDirectory(path) { return (path, true) }
                 } else if isRegularFile(path) {
@@ -329,7 +329,7 @@ public struct SoundThemeResolver: Sendable {
             if let cached = listings[folder] { return cached }
             // A folder's stamp changes when a file is added, removed or renamed in it; a file's
             // content is the decoded-sound cache's to check.
-            stamps.append(FileCheck(path: folder))
+            checks.append(FileCheck(path: folder))
             let entries = directoryEntries(folder) ?? []
             listings[folder] = entries
             return entries
