@@ -101,14 +101,9 @@ package final class BusClient {
             "calling \(member) on \(destination)")
         // Unreferencing the slot drops the callback, should the wait end without it.
         defer { sd_bus_slot_unref(slot) }
-        while answer.reply == nil {
-            // sd_bus_process calls the callback with the reply, or with a NoReply error of sd-bus's
-            // own when `timeout` has passed.
-            let processed = try check(sd_bus_process(bus, nil), "calling \(member) on \(destination)")
-            if processed == 0, answer.reply == nil, case let waited = sd_bus_wait(bus, UInt64.max), waited != -EINTR {
-                try check(waited, "calling \(member) on \(destination)")
-            }
-        }
+        // sd_bus_process calls the callback with the reply, or with a NoReply error of sd-bus's
+        // own when `timeout` has passed (sd_bus_wait wakes for it).
+        while answer.reply == nil { try processOrWait(upTo: UInt64.max, "calling \(member) on \(destination)") }
         let reply = answer.reply!
         if let error = sd_bus_message_get_error(reply.handle), sd_bus_error_is_set(error) > 0 {
             throw BusError(
@@ -182,11 +177,18 @@ package final class BusClient {
                 if matches(signal) { return signal }
             }
             if shouldStop() { return nil }
-            let processed = try check(sd_bus_process(bus, nil), "reading from the bus")
-            // A signal (Ctrl-C) interrupts the wait: `shouldStop` is asked again right away.
-            if processed == 0, case let waited = sd_bus_wait(bus, 10_000), waited != -EINTR {
-                try check(waited, "waiting for the bus")
-            }
+            try processOrWait(upTo: 10_000, "reading from the bus")
+        }
+    }
+
+    /// Dispatches one message that arrived (`sd_bus_process`), or, with none, waits up to `usec`
+    /// microseconds for one (`sd_bus_wait`). A signal (Ctrl-C) ends the wait early, without error,
+    /// so that the caller looks at its state again.
+    /// - Throws: `BusError` naming `what` when the connection broke.
+    private func processOrWait(upTo usec: UInt64, _ what: String) throws(BusError) {
+        let processed = try check(sd_bus_process(bus, nil), what)
+        if processed == 0, case let waited = sd_bus_wait(bus, usec), waited != -EINTR {
+            try check(waited, what)
         }
     }
 }

@@ -218,8 +218,6 @@ public final class MonitorRecorder: @unchecked Sendable {
         }
     }
 
-    /// The first frame at or after `start` where either channel exceeds `threshold`, waiting up to
-    /// `timeout` seconds for it.
     /// When (CLOCK_MONOTONIC seconds, by its arrival) the first sample above `threshold` recorded
     /// from the start of `action` reached the monitor; nil if none came within `timeout`. What every
     /// latency figure of the benchmarks measures, each from its own start.
@@ -232,6 +230,8 @@ public final class MonitorRecorder: @unchecked Sendable {
         return arrivalTime(ofFrame: frame)
     }
 
+    /// The first frame at or after `start` where either channel exceeds `threshold`, waiting up to
+    /// `timeout` seconds for it.
     public func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
         let deadline = MonotonicClock.now + timeout
         var checked = start

@@ -377,25 +377,22 @@ public final class FeedbackManager: Sendable {
             state.active[playback.id] = playback
             return (playback, asked ?? state.profileOverride)
         }
+        let job: @Sendable (FeedbackProfile) -> Void = { [self] profile in
+            run(request, playback: playback, type: type, options: options, vibration: vibration,
+                profile: profile, delivery: delivery, completion: completion)
+        }
         switch scheduling {
         case .dispatch:
-            work.async { [self] in
-                run(request, playback: playback, type: type, options: options, vibration: vibration,
-                    profile: profile ?? settings.profile, delivery: delivery, completion: completion)
-            }
+            work.async { [self] in job(profile ?? settings.profile) }
         case .threads:
             let profile = profile ?? settings.profile
             // A sound already found and decoded, with no vibrator to open, has nothing to wait
             // for: it starts on the caller's thread, a thread start-up sooner (issue 13: the
             // service's play, feedbackctl's).
             if case .resolved = request, !Self.needsVibrator(request, type: type, profile: profile) {
-                run(request, playback: playback, type: type, options: options, vibration: vibration,
-                    profile: profile, delivery: delivery, completion: completion)
+                job(profile)
             } else {
-                startDetachedThread(name: "fbs-play") { [self] in
-                    run(request, playback: playback, type: type, options: options, vibration: vibration,
-                        profile: profile, delivery: delivery, completion: completion)
-                }
+                startDetachedThread(name: "fbs-play") { job(profile) }
             }
         }
         return playback
