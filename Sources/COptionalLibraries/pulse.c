@@ -45,6 +45,7 @@
     V(pa_stream_unref, pa_stream *)                                                                         \
     F(pa_operation *, pa_stream_update_timing_info, NULL, pa_stream *, pa_stream_success_cb_t, void *)      \
     F(int, pa_stream_write, -1, pa_stream *, const void *, size_t, pa_free_cb_t, int64_t, pa_seek_mode_t)   \
+    F(size_t, pa_stream_writable_size, (size_t)-1, const pa_stream *)                                       \
     F(const char *, pa_strerror, FBS_ERROR, int)                                                            \
     V(pa_threaded_mainloop_free, pa_threaded_mainloop *)                                                    \
     F(pa_mainloop_api *, pa_threaded_mainloop_get_api, NULL, pa_threaded_mainloop *)                        \

@@ -316,6 +316,49 @@ extension AudioServerSuites {
             #expect(idle.connections == 2)
         }
 
+        /// A stream opened with nothing to play waits unstarted: its first sound starts it, written
+        /// in order from its first frame rather than rewritten over a queue of silence the server
+        /// was already playing (which made PulseAudio rewind its sink for every first sound).
+        @Test(arguments: EngineRoute.testable.filter { $0 != .pipeWire })
+        func aPreparedStreamStartsWithItsFirstSound(_ route: EngineRoute) throws {
+            let server = try route.server(named: "engine")
+            let output = PulseAudioOutput(configuration: .init(server: server.server))
+            try output.prepare(timeout: 2)
+            usleep(200_000)
+            let mark = server.recorder.frameCount
+            let ends = EndRecorder()
+            output.play(mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate)), completion: ends.completion)
+            #expect(ends.wait()?.end == .finished)
+            #expect(server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 1) != nil)
+            #expect(output.statistics.rewrites == 0)
+            #expect(output.statistics.underflows == 0)
+        }
+
+        /// A stream started by its first sound after being held half a second takes the next sound
+        /// as any playing stream does: rewritten at the read position, heard at once, not behind
+        /// the 50 ms queue.
+        @Test(arguments: EngineRoute.testable.filter { $0 != .pipeWire })
+        func theSecondSoundAfterAHeldStartIsHeardAtOnce(_ route: EngineRoute) throws {
+            let server = try route.server(named: "engine")
+            var onsets: [Double] = []
+            for _ in 0..<4 {
+                let output = PulseAudioOutput(configuration: .init(server: server.server))
+                try output.prepare(timeout: 2)
+                // Held long enough for libpulse's automatic timing reports to arrive.
+                usleep(500_000)
+                // The first sound starts the stream: a quiet tone long enough to be playing still.
+                output.play(mono(Signal.sines([300], amplitude: 0.02, seconds: 0.2, rate: rate)))
+                usleep(20_000)
+                let mark = server.recorder.frameCount
+                let start = MonotonicClock.now
+                output.play(mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate)))
+                let frame = try #require(server.recorder.firstSound(after: mark, threshold: 0.1, timeout: 2))
+                onsets.append(try #require(server.recorder.arrivalTime(ofFrame: frame)) - start)
+            }
+            let limit = route == .pulseAudio ? 0.02 : 0.035
+            #expect(onsets.allSatisfy { $0 < limit }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
+        }
+
         /// A stream just made has queued silence before the server reports where it reads; a sound
         /// played then is heard at once, not a queue's length (50 ms) later behind that silence.
         /// Each way a stream comes to be: a play right after it became ready, the play that opens

@@ -180,8 +180,15 @@ final class PulseAudioConnection {
     }
 
     /// The server asks for `bytes` more: render the next part of the timeline.
+    ///
+    /// A new stream with nothing to play is held: nothing is written, so the server does not start
+    /// it (its prebuffer is the whole queue) and does not ask for more. The first sound then starts
+    /// it (`startIfHeld`) with the sound itself at frame 0, as `paplay` starts its stream, instead
+    /// of being rewritten over a queue of silence the server already plays: no rewind of the sink
+    /// and no hop through the server's rewrite for the first sound of a process, a service's first
+    /// play, or the first after a reconnect (issue 14). Idle, a held stream costs no wake-ups.
     func fill(bytes: Int) {
-        guard let stream else { return }
+        guard let stream, firstWriteTime != nil || !timeline.isEmpty else { return }
         if firstWriteTime == nil { firstWriteTime = MonotonicClock.now }
         var remaining = bytes / Int(bytesPerFrame)
         while remaining > 0 {
@@ -190,6 +197,16 @@ final class PulseAudioConnection {
             writeIndex += Int64(frames)
             remaining -= frames
         }
+    }
+
+    /// Starts a held stream (see `fill`) once its timeline has something to play: the whole queue
+    /// the server asked for, from frame 0, in order.
+    func startIfHeld() {
+        guard let stream, firstWriteTime == nil, !timeline.isEmpty else { return }
+        let writable = pa_stream_writable_size(stream)
+        // (size_t)-1 on error; 0 before the server's first request, whose callback then fills.
+        guard writable != 0, writable != .max else { return }
+        fill(bytes: writable)
     }
 
     /// Re-renders from `frame` to the write position and writes it at the server's read pointer.
@@ -226,17 +243,22 @@ final class PulseAudioConnection {
     /// (extrapolated from its last timing report), so that a new sound is heard at once; or, on a
     /// server that does not honour rewrites, the write position, the first frame not yet sent.
     ///
-    /// A stream just made has queued a buffer of silence before the server first reports where it
-    /// reads (that report is a round trip away). Taking the write position then would put a sound
-    /// behind that silence, a whole queue late; the read position is instead the time since the
-    /// first write, when the server started reading. An error either way only moves where the
-    /// rewrite, which lands at the server's real read pointer, maps onto our timeline; the report
-    /// that follows the rewrite corrects `serverOffset`.
+    /// A stream just started has queued a whole buffer (its first sound, then silence) before the
+    /// server first reports where it reads (that report is a round trip away, and one from before
+    /// the start is stale). Taking the write position then would put a sound behind that queue;
+    /// the read position is instead the time since the first write, when the server started
+    /// reading. An error either way only moves where the rewrite, which lands at the server's real
+    /// read pointer, maps onto our timeline; the report that follows the rewrite corrects
+    /// `serverOffset`.
     func changeFrame() -> Int64 {
         guard rewritesEnabled else { return writeIndex }
         let rate = Double(configuration.sampleRate)
         let ours: Int64
-        if let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0 {
+        // A report from before the stream started (a held stream gets them too) says nothing about
+        // where it reads now: its time since would count the wait as played.
+        if let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0,
+            let timingTime, let firstWriteTime, timingTime >= firstWriteTime
+        {
             var now = timeval()
             gettimeofday(&now, nil)
             let stamp = info.pointee.timestamp

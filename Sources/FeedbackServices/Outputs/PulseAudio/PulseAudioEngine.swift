@@ -164,6 +164,7 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
         if connection.rewrite(from: now) {
             shared.withLock { $0.statistics.rewrites += 1 }
         }
+        connection.startIfHeld()
         connection.scheduleTick()
     }
 

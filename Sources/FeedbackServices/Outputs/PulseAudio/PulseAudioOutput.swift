@@ -7,7 +7,9 @@ public import Dispatch
 /// the change applied and writes it from the server's read pointer (`PA_SEEK_RELATIVE_ON_READ`), so
 /// a new sound is heard at once instead of after the queue. This works because the mix is a pure
 /// function of the timeline (see `Timeline`). Servers that do not honour such rewrites (pipewire-pulse,
-/// detected by name) get a 20 ms queue written in order instead.
+/// detected by name) get a 20 ms queue written in order instead. A stream opened before anything
+/// plays (`prepare()`) is held unstarted, writing nothing; its first sound starts it, written in
+/// order from its first frame, as `paplay` starts a stream.
 ///
 /// Lifecycle. The connection opens on the first `play` (or `prepare()`), closes after
 /// `idleTimeout` without sound, and opens again on the next `play`: a sound server that went away
