@@ -318,7 +318,7 @@ extension AudioServerSuites {
 
         /// A stream opened with nothing to play waits unstarted: its first sound starts it, written
         /// in order from its first frame rather than rewritten over a queue of silence the server
-        /// was already playing (which made PulseAudio rewind its sink for every first sound).
+        /// was already playing.
         @Test(arguments: EngineRoute.testable.filter { $0 != .pipeWire })
         func aPreparedStreamStartsWithItsFirstSound(_ route: EngineRoute) throws {
             let server = try route.server(named: "engine")

@@ -263,8 +263,8 @@ extension AudioServerSuites {
             sound.currentTime = 1.0
             #expect(sound.currentTime == 1.0)
             // The stream started first, with silence: a PulseAudio monitor misses the first 1–2 ms
-            // of any stream that starts (paplay's alike: the sink rewinds for it past what the
-            // monitor already sent), which is not what this test measures.
+            // of any stream that starts (paplay's alike, measured with a ramp), which is not what
+            // this test measures.
             try write("silence.wav", [Float](repeating: 0, count: 2_400))
             try Sound(named: "silence", manager: manager).play()
             usleep(100_000)

@@ -184,9 +184,9 @@ final class PulseAudioConnection {
     /// A new stream with nothing to play is held: nothing is written, so the server does not start
     /// it (its prebuffer is the whole queue) and does not ask for more. The first sound then starts
     /// it (`startIfHeld`) with the sound itself at frame 0, as `paplay` starts its stream, instead
-    /// of being rewritten over a queue of silence the server already plays: no rewind of the sink
-    /// and no hop through the server's rewrite for the first sound of a process, a service's first
-    /// play, or the first after a reconnect (issue 14). Idle, a held stream costs no wake-ups.
+    /// of being rewritten over a queue of silence the server already plays, after the thread hops
+    /// that bring it to this thread: for the first sound of a process, a service's first play, or
+    /// the first after a reconnect (issue 14). Idle, a held stream costs almost no wake-ups.
     func fill(bytes: Int) {
         guard let stream, firstWriteTime != nil || !timeline.isEmpty else { return }
         if firstWriteTime == nil { firstWriteTime = MonotonicClock.now }
