@@ -200,18 +200,14 @@ package enum Daemon {
         return 0
     }
 
-    /// The engine, connected, closing its stream after `idleTimeout` seconds without sound.
+    /// The engine, connected, closing its stream after `idleTimeout` seconds without sound: on the
+    /// output `feedbackctl` and the library choose (`AudioOutputSelection.automatic`), so that
+    /// on a PipeWire desktop the service plays on PipeWire's own protocol, not through
+    /// pipewire-pulse (it tried PulseAudio alone before, and found no server where only PipeWire runs).
     private static func openEngine(idleTimeout: Double, environment: [String: String]) throws(PlaybackError)
         -> any AudioOutput
     {
-        let output = PulseAudioOutput(configuration: .init(idleTimeout: idleTimeout))
-        do {
-            try output.prepare()
-            return output
-        } catch {
-            let server = AudioOutputSelection.describe(server: nil, environment: environment)
-            throw PlaybackError(.noAudioOutput(tried: ["PulseAudio at \(server): \(error)"]))
-        }
+        try AudioOutputSelection.automatic(idleTimeout: idleTimeout, environment: environment)
     }
 
     /// GSettings' sound settings, with a log line when they cannot be read.

@@ -27,16 +27,17 @@ struct DaemonBenchmark {
         let bus: PrivateSessionBus
         var process: ChildProcess?
 
-        init(name: String, program: String, server: String) throws {
+        /// - Parameter output: where its sound goes (`PULSE_SERVER`, or `PIPEWIRE_REMOTE`).
+        init(name: String, program: String, output: [String: String]) throws {
             self.name = name
             self.program = program
             mkdir(directory.file("services"), 0o700)
             mkdir(directory.file("home"), 0o700)
             var environment = [
-                "PATH": "/usr/bin:/bin", "PULSE_SERVER": server, "HOME": directory.file("home"),
+                "PATH": "/usr/bin:/bin", "HOME": directory.file("home"),
                 "XDG_CONFIG_HOME": directory.file("home/.config"), "XDG_DATA_HOME": directory.file("home/.local/share"),
                 "XDG_RUNTIME_DIR": directory.path, "LANG": "C.UTF-8",
-            ]
+            ].merging(output) { $1 }
             bus = try PrivateSessionBus(directory: directory, services: directory.file("services"), environment: environment)
             environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
             self.environment = environment
@@ -74,8 +75,8 @@ struct DaemonBenchmark {
         let ours: Contender
         let reference: Contender
         do {
-            ours = try Contender(name: "feedbackservicesd", program: daemon, server: server.server)
-            reference = try Contender(name: "feedbackd 0.0.3", program: Self.feedbackd, server: server.server)
+            ours = try Contender(name: "feedbackservicesd", program: daemon, output: ["PULSE_SERVER": server.server])
+            reference = try Contender(name: "feedbackd 0.0.3", program: Self.feedbackd, output: ["PULSE_SERVER": server.server])
             _ = try ours.start()
             _ = try reference.start()
         } catch {
@@ -180,7 +181,7 @@ struct DaemonBenchmark {
         var onsets = [[Double]](repeating: [], count: programs.count)
         for _ in 0..<runs {
             for (index, program) in programs.enumerated() {
-                let contender = try! Contender(name: program.0, program: program.1, server: server.server)
+                let contender = try! Contender(name: program.0, program: program.1, output: ["PULSE_SERVER": server.server])
                 let activation = "[D-BUS Service]\nName=org.sigxcpu.Feedback\nExec=\(program.1)\n"
                 contender.directory.write(Array(activation.utf8), to: "services/org.sigxcpu.Feedback.service")
                 let client = try! BusClient(address: contender.bus.address)

@@ -100,12 +100,25 @@ struct PipeWireBenchmark {
             return
         }
         let pulseSession = session + ["PULSE_SERVER=\(server.server)"]
+        // feedbackservicesd on this PipeWire (PipeWireOutput, chosen as it is on a desktop), on a
+        // bus of its own: `fire` then plays through it.
+        let daemon: DaemonBenchmark.Contender
+        do {
+            daemon = try DaemonBenchmark.Contender(
+                name: "feedbackservicesd", program: builtProduct("feedbackservicesd"), output: ["PIPEWIRE_REMOTE": server.socket])
+            _ = try daemon.start()
+        } catch {
+            return print("pipewire whole process: feedbackservicesd did not start: \(error)")
+        }
+        defer { daemon.stop() }
         let contenders: [(String, String, [String], [String])] = [
             ("feedbackctl fire 1007 (PipeWireOutput)", feedbackctl, ["fire", "1007"], session),
             ("feedbackctl fire 1007 (pipewire-pulse)", feedbackctl, ["fire", "1007"],
              session + ["FEEDBACKSERVICES_OUTPUT=pulseaudio", "PULSE_SERVER=\(server.server)"]),
             ("pw-play FILE", "/usr/bin/pw-play", [sound.path], session),
             ("paplay FILE (pipewire-pulse)", "/usr/bin/paplay", [sound.path], pulseSession),
+            ("feedbackctl fire 1007 (feedbackservicesd running)", feedbackctl, ["fire", "1007"],
+             daemon.environment.map { "\($0)=\($1)" }),
         ]
         for contender in contenders {
             for _ in 0..<2 { _ = runProgram(contender.1, contender.2, environment: contender.3) }
@@ -125,6 +138,9 @@ struct PipeWireBenchmark {
         let meets = timings[0].median <= timings[faster].median && timings[0].p90 <= timings[faster].p90
         print("  fire (PipeWireOutput) / \(contenders[faster].0): median \(ratio(timings[0].median, timings[faster].median)), "
             + "p90 \(ratio(timings[0].p90, timings[faster].p90)) (target ≤ 1.0× both: \(meets ? "meets" : "MISSES"))")
+        let served = timings[4]
+        print("  fire through feedbackservicesd / \(contenders[faster].0): median \(ratio(served.median, timings[faster].median)), "
+            + "p90 \(ratio(served.p90, timings[faster].p90))")
     }
 
     // MARK: Under load

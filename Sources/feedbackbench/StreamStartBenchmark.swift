@@ -5,8 +5,8 @@ import Glibc
 
 /// Issue 11's in-process rows: the first sound on a stream that is just coming to be. Each row
 /// makes a new stream the way it comes to be in use — a play issued 0, 1, 5 or 20 ms after the
-/// output starts opening, or 0…30 ms after it became ready (queued silence written, the server's
-/// read position not yet reported), the first play after the idle close, the first play after the sound
+/// output starts opening, or 0…30 ms after it became ready (the stream held unstarted until its
+/// first sound), the first play after the idle close, the first play after the sound
 /// server restarted — and times its first sample at the server's monitor from the later of the
 /// play call and the moment the stream became ready (before that, nothing can be heard).
 struct StreamStartBenchmark {

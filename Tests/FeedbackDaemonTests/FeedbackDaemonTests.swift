@@ -43,6 +43,22 @@ struct FeedbackDaemonTests {
         #expect(last - onset > PulseAudioTestServer.rate / 10)
     }
 
+    /// Where only PipeWire runs, the service plays on PipeWire itself, as feedbackctl and the
+    /// library choose (`AudioOutputSelection.automatic`); it tried PulseAudio alone, and was silent.
+    @Test(.enabled(if: SoundServerKind.testable.contains(.pipeWire), "pipewire is not installed (scripts/setup)"))
+    func whereOnlyPipeWireRunsTheServicePlaysOnIt() throws {
+        let pipeWire = try PipeWireTestServer.shared(named: "daemon-pipewire")
+        defer { PipeWireTestServer.shutDownShared(named: "daemon-pipewire") }
+        let harness = try DaemonHarness(pulse: pulse)
+        // No PulseAudio server named or at the default socket; PipeWire's socket as a desktop names it.
+        try harness.startDaemon(environment: ["PULSE_SERVER": "", "PIPEWIRE_REMOTE": pipeWire.socket])
+        let start = pipeWire.recorder.frameCount
+        let fbcli = try ChildProcess(
+            DaemonTools.fbcli, ["-E", "message-new-instant"], environment: harness.environment(), holdStdin: true)
+        #expect(pipeWire.recorder.firstSound(after: start, timeout: 5) != nil, "nothing reached PipeWire's sink")
+        #expect(fbcli.wait(timeout: 5) == 0, "fbcli: \(fbcli.output) \(fbcli.errors)")
+    }
+
     @Test func libfeedbackTriggerEndsNaturally() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()

@@ -57,11 +57,13 @@ public enum AudioOutputSelection {
     ///   - server: a PulseAudio server address; nil for `PULSE_SERVER`, then PipeWire, then the
     ///     user's PulseAudio socket (`$XDG_RUNTIME_DIR/pulse/native`).
     ///   - timeout: how long to wait for each output, in seconds.
+    ///   - idleTimeout: seconds without sound after which the engine closes its stream (or PCM),
+    ///     whichever output it plays on; it opens again at the next sound.
     ///   - environment: where the choice is read; libpulse and libpipewire themselves read the
     ///     process's environment.
     /// - Throws: `PlaybackError` `.noAudioOutput`, naming each output tried and why it failed.
     public static func automatic(
-        server: String? = nil, timeout: Double = 2,
+        server: String? = nil, timeout: Double = 2, idleTimeout: Double = 10,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(PlaybackError) -> any AudioOutput {
         let (kind, reason) = choice(server: server, environment: environment)
@@ -80,7 +82,7 @@ public enum AudioOutputSelection {
         }
         for candidate in candidates {
             do {
-                return try open(candidate, server: server, timeout: timeout, environment: environment)
+                return try open(candidate, server: server, timeout: timeout, idleTimeout: idleTimeout, environment: environment)
             } catch {
                 tried.append("\(describe(candidate, server: server, environment: environment)): \(error)")
             }
@@ -89,19 +91,20 @@ public enum AudioOutputSelection {
     }
 
     private static func open(
-        _ kind: Kind, server: String?, timeout: Double, environment: [String: String]
+        _ kind: Kind, server: String?, timeout: Double, idleTimeout: Double, environment: [String: String]
     ) throws(PlaybackError) -> any AudioOutput {
         switch kind {
         case .pipeWire:
-            let output = PipeWireOutput(configuration: .init(remote: pipeWireSocket(environment: environment)))
+            let output = PipeWireOutput(
+                configuration: .init(remote: pipeWireSocket(environment: environment), idleTimeout: idleTimeout))
             try output.prepare(timeout: timeout)
             return output
         case .pulseAudio:
-            let output = PulseAudioOutput(configuration: .init(server: server))
+            let output = PulseAudioOutput(configuration: .init(server: server, idleTimeout: idleTimeout))
             try output.prepare(timeout: timeout)
             return output
         case .alsa:
-            return try alsa(device: alsaDevice(environment: environment), timeout: timeout)
+            return try alsa(device: alsaDevice(environment: environment), timeout: timeout, idleTimeout: idleTimeout)
         case .canberra:
             return try CanberraOutput()
         }
@@ -116,11 +119,12 @@ public enum AudioOutputSelection {
         return ALSAOutput.Configuration().device
     }
 
-    /// The engine on the ALSA PCM `device`, opened (so the first sound starts at once).
+    /// The engine on the ALSA PCM `device`, opened (so the first sound starts at once), closing it
+    /// after `idleTimeout` seconds without sound.
     /// - Throws: `PlaybackError` `.deviceBusy` or `.deviceUnavailable` when it does not open within
     ///   `timeout` seconds.
-    public static func alsa(device: String, timeout: Double = 2) throws(PlaybackError) -> ALSAOutput {
-        let output = ALSAOutput(configuration: .init(device: device))
+    public static func alsa(device: String, timeout: Double = 2, idleTimeout: Double = 10) throws(PlaybackError) -> ALSAOutput {
+        let output = ALSAOutput(configuration: .init(device: device, idleTimeout: idleTimeout))
         try output.prepare(timeout: timeout)
         return output
     }
