@@ -46,6 +46,9 @@ extension AudioServerSuites {
 
         func mono(_ samples: [Float]) -> PCMBuffer { Signal.buffer(samples, channels: 1, rate: rate) }
 
+        /// A 40 ms 1 kHz tone at half scale: short, and easy to find in a recording.
+        var loudBeep: PCMBuffer { mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate)) }
+
         /// A sound that is not periodic, so correlation can only peak at the right alignment.
         func chirp(seconds: Double, amplitude: Float = 0.4) -> PCMBuffer {
             let frames = Int(seconds * Double(rate))
@@ -327,7 +330,7 @@ extension AudioServerSuites {
             usleep(200_000)
             let mark = server.recorder.frameCount
             let ends = EndRecorder()
-            output.play(mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate)), completion: ends.completion)
+            output.play(loudBeep, completion: ends.completion)
             #expect(ends.wait()?.end == .finished)
             #expect(server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 1) != nil)
             #expect(output.statistics.rewrites == 0)
@@ -351,7 +354,7 @@ extension AudioServerSuites {
                 usleep(20_000)
                 let mark = server.recorder.frameCount
                 let start = MonotonicClock.now
-                output.play(mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate)))
+                output.play(loudBeep)
                 let frame = try #require(server.recorder.firstSound(after: mark, threshold: 0.1, timeout: 2))
                 onsets.append(try #require(server.recorder.arrivalTime(ofFrame: frame)) - start)
             }
@@ -359,18 +362,17 @@ extension AudioServerSuites {
             #expect(onsets.allSatisfy { $0 < limit }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
         }
 
-        /// A stream just made has queued silence before the server reports where it reads; a sound
-        /// played then is heard at once, not a queue's length (50 ms) later behind that silence.
-        /// Each way a stream comes to be: a play right after it became ready, the play that opens
-        /// it, and the first play after the idle close.
+        /// The first sound on a stream just coming to be is heard at once, not a queue's length
+        /// (50 ms) later behind silence queued before the server reported where it reads. Each way
+        /// a stream comes to be: a play right after it became ready (held, so that play starts
+        /// it), the play that opens it, and the first play after the idle close.
         @Test(arguments: EngineRoute.testable)
         func theFirstSoundOnANewStreamIsNotQueuedBehindSilence(_ route: EngineRoute) throws {
             let server = try route.server(named: "engine")
-            let beep = mono(Signal.sines([1_000], amplitude: 0.5, seconds: 0.04, rate: rate))
             func onset(_ output: any EngineOutput) throws -> Double {
                 let mark = server.recorder.frameCount
                 let start = MonotonicClock.now
-                output.play(beep)
+                output.play(loudBeep)
                 let frame = try #require(server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 2))
                 let arrival = try #require(server.recorder.arrivalTime(ofFrame: frame))
                 return arrival - max(start, output.streamReadyTime ?? start)

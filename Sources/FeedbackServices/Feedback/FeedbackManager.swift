@@ -54,9 +54,8 @@ public final class FeedbackManager: Sendable {
         /// resolved that opens no vibrator starts on the caller's thread: it does not block), and
         /// the sound's end handed to `loop`: for a caller that runs its own loop and must never
         /// start a Dispatch worker (`Delivery` says why; the session service, idle, makes no
-        /// wake-ups). The engine hands its
-        /// ends over so; another output reports on the global queue. A thread that cannot be
-        /// started leaves the work to Dispatch after all.
+        /// wake-ups). The engine hands its ends over so; another output reports on the global
+        /// queue. A thread that cannot be started leaves the work to Dispatch after all.
         case threads(loop: Delivery)
     }
 
