@@ -160,7 +160,12 @@ public final class MonitorRecorder: @unchecked Sendable {
         // Wait until audio flows, so the sink is in low-latency mode before any test plays.
         let deadline = MonotonicClock.now + 10
         while frameCount < 4_800 {
-            guard MonotonicClock.now < deadline else { throw TestFailure("parec recorded nothing") }
+            guard MonotonicClock.now < deadline else {
+                // Nothing of it outlives the failure (SIGKILL: on pipewire-pulse parec does not
+                // end on SIGTERM while the server lives).
+                stop(signal: SIGKILL)
+                throw TestFailure("parec recorded nothing")
+            }
             usleep(10_000)
         }
     }
@@ -189,8 +194,9 @@ public final class MonitorRecorder: @unchecked Sendable {
         state.withLock { $0.finished = true }
     }
 
-    public func stop() {
-        Glibc.kill(pid, SIGTERM)
+    /// Ends parec with `signal` and waits for it and the thread reading it.
+    public func stop(signal: Int32 = SIGTERM) {
+        Glibc.kill(pid, signal)
         _ = try? System.waitpid(pid)
         thread?.join()
         close(fd)
