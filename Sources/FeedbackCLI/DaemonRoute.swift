@@ -45,7 +45,7 @@ struct DaemonRoute {
 
     /// Whether the PID file names a process that exists (it may be another one, reusing the PID of
     /// a service that was killed: the bus call then finds no service, at the cost of a connection).
-    private static func serviceMayRun(environment: [String: String]) -> Bool {
+    static func serviceMayRun(environment: [String: String]) -> Bool {
         guard let path = SystemSounds1.pidFile(environment: environment),
             let bytes = try? AtomicFile.read(path, limit: 32),
             let pid = Int32(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)), pid > 0

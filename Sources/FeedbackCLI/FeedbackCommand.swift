@@ -39,6 +39,7 @@ public enum FeedbackCommand {
         // environment cost ~0.1 ms apiece, on the way to the first sample (issue 14).
         let environment = processEnvironment()
         if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
+            if name != "vibrate" { loadSoundLibraryInBackground(arguments: arguments, environment: environment) }
             Interruption.install()
             Detach.record(arguments: arguments)
             ActivePlayers.enable(arguments: arguments, environment: environment)
@@ -102,6 +103,26 @@ public enum FeedbackCommand {
         context.quiet = parser.quietRequested
         defer { context.warnings = parser.warnings }
         try command.run(&parser, output: &output)
+    }
+
+    /// Starts loading the library the first sound of `fire` or `play` will call — libsystemd for
+    /// the bus when feedbackservicesd may be running, else the sound server's (libpulse or
+    /// libpipewire) — on a thread of its own, so that the loading overlaps everything the command
+    /// does before it connects: libpulse with its ~30 objects is the largest part of a play's
+    /// start (issue 14). Nothing is loaded for a command that renders to a file, plays through
+    /// libcanberra or ALSA, or leaves the play to a detached process; a wrong guess (the service
+    /// refuses, the profile is silent) only loads a library that is not called.
+    private static func loadSoundLibraryInBackground(arguments: [String], environment: [String: String]) {
+        let options = arguments.prefix { $0 != "--" }
+        let elsewhere = [SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, SoundArguments.noWait]
+        guard !options.contains(where: { argument in elsewhere.contains { $0.matches(argument) } }) else { return }
+        if arguments.first == "fire", DaemonRoute.serviceMayRun(environment: environment),
+            DaemonRoute.mayUse(environment: environment, forcedOff: options.contains(where: DaemonRoute.noDaemon.matches))
+        {
+            OptionalLibrary.systemd.loadInBackground()
+        } else {
+            AudioOutputSelection.loadLibraryInBackground(environment: environment)
+        }
     }
 
     /// The process's environment as a dictionary (for a name set twice, the first wins, as

@@ -46,6 +46,21 @@ public enum AudioOutputSelection {
         return (.pulseAudio, "no PipeWire daemon answers at \(socket)")
     }
 
+    /// Starts loading, on a thread of its own, the library of the output `automatic()` would try
+    /// first (libpipewire or libpulse; the choice is made on that thread too), and returns at
+    /// once: a program that is about to open the output calls it as early as it can, so that
+    /// loading the library (libpulse and its ~30 objects take milliseconds) overlaps the program's
+    /// own start. `feedbackctl fire` does, first thing.
+    package static func loadLibraryInBackground(environment: [String: String]) {
+        startDetachedThread(name: "library-load") {
+            switch choice(environment: environment).kind {
+            case .pipeWire: _ = OptionalLibrary.pipeWire.unavailableReason
+            case .pulseAudio: _ = OptionalLibrary.pulse.unavailableReason
+            case .alsa, .canberra, nil: break
+            }
+        }
+    }
+
     /// The automatic choice (see `choice(server:environment:)`), connected and ready so the first
     /// sound starts at once. When PipeWire was chosen but its stream does not start within
     /// `timeout`, the PulseAudio engine (through pipewire-pulse, say) is tried next; when no sound
