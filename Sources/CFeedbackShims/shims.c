@@ -27,6 +27,20 @@ int fbs_sched_policy(int *priority) {
     return policy & ~SCHED_RESET_ON_FORK;
 }
 
+int fbs_may_schedule_fifo(int priority) {
+    struct sched_param previous, wanted = {.sched_priority = priority};
+    int policy = sched_getscheduler(0);
+    if (policy < 0 || sched_getparam(0, &previous) != 0) return 0;
+    if (sched_setscheduler(0, SCHED_FIFO, &wanted) != 0) return 0;
+    sched_setscheduler(0, policy, &previous);
+    return 1;
+}
+
+int fbs_schedule_fifo(pthread_t thread, int priority) {
+    struct sched_param parameters = {.sched_priority = priority};
+    return pthread_setschedparam(thread, SCHED_FIFO | SCHED_RESET_ON_FORK, &parameters);
+}
+
 int fbs_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);
 }

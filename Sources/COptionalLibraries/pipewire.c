@@ -6,12 +6,16 @@
 #include "forwarding.h"
 
 #include <errno.h>
+#include <pipewire/impl-module.h>
 #include <pipewire/pipewire.h>
 
 #define FUNCTIONS(F, V, D)                                                                                  \
+    F(int, pw_context_add_spa_lib, -ELIBACC, struct pw_context *, const char *, const char *)               \
     F(struct pw_core *, pw_context_connect, NULL, struct pw_context *, struct pw_properties *, size_t)      \
     V(pw_context_destroy, struct pw_context *)                                                              \
     F(struct pw_data_loop *, pw_context_get_data_loop, NULL, struct pw_context *)                           \
+    F(struct pw_impl_module *, pw_context_load_module, NULL, struct pw_context *, const char *, const char *, \
+      struct pw_properties *)                                                                               \
     F(struct pw_context *, pw_context_new, NULL, struct pw_loop *, struct pw_properties *, size_t)          \
     F(int, pw_core_disconnect, -ELIBACC, struct pw_core *)                                                  \
     F(struct spa_thread *, pw_data_loop_get_thread, NULL, struct pw_data_loop *)                            \

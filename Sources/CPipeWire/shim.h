@@ -4,6 +4,7 @@
 // nor build SPA pods with the SPA_POD_* builder macros, and pw_properties_new is variadic: the
 // static inline functions below do it for Swift, each named fb_pw_* after what it wraps.
 #include <errno.h>
+#include <pipewire/impl-module.h>
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/param/props.h>

@@ -111,7 +111,7 @@ struct PipeWireBenchmark {
             return print("pipewire whole process: feedbackservicesd did not start: \(error)")
         }
         defer { daemon.stop() }
-        let contenders: [(String, String, [String], [String])] = [
+        var contenders: [(String, String, [String], [String])] = [
             ("feedbackctl fire 1007 (PipeWireOutput)", feedbackctl, ["fire", "1007"], session),
             ("feedbackctl fire 1007 (pipewire-pulse)", feedbackctl, ["fire", "1007"],
              session + ["FEEDBACKSERVICES_OUTPUT=pulseaudio", "PULSE_SERVER=\(server.server)"]),
@@ -120,6 +120,13 @@ struct PipeWireBenchmark {
             ("feedbackctl fire 1007 (feedbackservicesd running)", feedbackctl, ["fire", "1007"],
              daemon.environment.map { "\($0)=\($1)" }),
         ]
+        // Another build to compare with in the same run (a change's before and after), last.
+        if let baseline = getenv("FEEDBACKBENCH_BASELINE").map({ String(cString: $0) }) {
+            guard access(baseline, X_OK) == 0 else {
+                return print("pipewire whole process: FEEDBACKBENCH_BASELINE=\(baseline) is not an executable")
+            }
+            contenders.append(("baseline fire 1007 (PipeWireOutput)", baseline, ["fire", "1007"], session))
+        }
         for contender in contenders {
             for _ in 0..<2 { _ = runProgram(contender.1, contender.2, environment: contender.3) }
         }

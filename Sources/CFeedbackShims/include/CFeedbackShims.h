@@ -3,6 +3,7 @@
 #pragma once
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 #include <sys/eventfd.h>
@@ -59,6 +60,15 @@ int fbs_set_thread_name(const char *name);
 /// normal policies). Returns -1 with `errno` set if the thread cannot be asked. Two system calls:
 /// real-time safe.
 int fbs_sched_policy(int *priority);
+
+/// Whether the calling thread may make itself `SCHED_FIFO` at `priority` without help (root,
+/// `CAP_SYS_NICE`, or `RLIMIT_RTPRIO` ≥ `priority`): tries it, then puts the thread's policy and
+/// priority back. Returns 1 or 0.
+int fbs_may_schedule_fifo(int priority);
+
+/// Makes `thread` (of this process) `SCHED_FIFO | SCHED_RESET_ON_FORK` at `priority`, as
+/// libpipewire-module-rt does when the process may. Returns 0, or the error number.
+int fbs_schedule_fifo(pthread_t thread, int priority);
 
 /// `prctl(PR_SET_TIMER_SLACK, nanoseconds)` for the calling thread: `prctl` is variadic. The default
 /// 50 µs slack lets the kernel merge wake-ups; a thread that starts vibration steps wants them on time.

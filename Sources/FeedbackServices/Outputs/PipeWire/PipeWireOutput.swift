@@ -79,10 +79,13 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     /// How a thread is scheduled: what `PipeWireOutput` reports of the thread its stream's
     /// process callback runs on (the PipeWire context's data-loop thread).
     ///
-    /// That thread is made real-time by libpipewire-module-rt, which the output's context loads
-    /// (`client-rt.conf`): `SCHED_FIFO` at priority 88 when the process may set it itself (root,
-    /// `CAP_SYS_NICE`, or `RLIMIT_RTPRIO` ≥ 11), else through RTKit (or the desktop portal) on
-    /// D-Bus; when neither works, it stays `SCHED_OTHER` and the output plays all the same.
+    /// When the process may make a thread `SCHED_FIFO` at priority 88 itself (root,
+    /// `CAP_SYS_NICE`, or `RLIMIT_RTPRIO` ≥ 88), the output does so, with a context that loads no
+    /// configuration file and only the modules a stream needs. Otherwise the context reads
+    /// `client-rt.conf`, as `pw-play` does, and libpipewire-module-rt raises the thread: itself
+    /// at a lower priority when `RLIMIT_RTPRIO` allows one (≥ 11), else through RTKit (or the
+    /// desktop portal) on D-Bus; when nothing works, it stays `SCHED_OTHER` and the output plays
+    /// all the same.
     public struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
         /// The policy as `sched_getscheduler(2)` numbers it (`SCHED_OTHER` 0, `SCHED_FIFO` 1,
         /// `SCHED_RR` 2, `SCHED_BATCH` 3, `SCHED_IDLE` 5, `SCHED_DEADLINE` 6), without the
