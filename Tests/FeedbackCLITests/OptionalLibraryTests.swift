@@ -13,10 +13,13 @@ import Testing
     let directory = TemporaryDirectory()
 
     /// feedbackctl with the loader's report, in an environment of its own: no PipeWire socket and
-    /// no service's PID file (`XDG_RUNTIME_DIR`), no PulseAudio server unless one is given.
+    /// no service's PID file (`XDG_RUNTIME_DIR`), no PulseAudio server unless one is given, and a
+    /// store of decoded sounds of its own (`XDG_CACHE_HOME`), empty at first.
     func loads(_ arguments: [String], _ environment: [String] = []) -> (result: ProcessResult, objects: LoadedObjects) {
         runReportingLoadedObjects(
-            feedbackctlBinary, arguments, environment: ["XDG_RUNTIME_DIR=\(directory.path)", "PULSE_SERVER="] + environment)
+            feedbackctlBinary, arguments,
+            environment: ["XDG_RUNTIME_DIR=\(directory.path)", "PULSE_SERVER=", "XDG_CACHE_HOME=\(directory.file("cache"))"]
+                + environment)
     }
 
     @Test(arguments: [["version"], ["--help"]])
@@ -66,6 +69,12 @@ import Testing
         if geteuid() == 0 {
             #expect(objects.all.isDisjoint(with: ["libdbus-1.so.3", "libpipewire-module-rt.so", "libspa-dbus.so"]), "\(objects.all)")
         }
+        // The first fire stored the decoded tri-tone (DecodedSoundStore): the next process reads
+        // it, and loads neither libsndfile nor its codecs.
+        let (again, second) = loads(["fire", "1007"], ["XDG_RUNTIME_DIR=\(server.runtime)"])
+        #expect(again.status == 0, "\(again.errors.suffix(2_000))")
+        #expect(second.all.contains("libpipewire-0.3.so.0"), "\(second.all)")
+        #expect(second.all.isDisjoint(with: ["libsndfile.so.1", "libFLAC.so.12", "libvorbis.so.0"]), "\(second.all)")
     }
 
     /// Each library that cannot be loaded, and a command that needs it: the error names the library

@@ -82,6 +82,13 @@ struct AlertSoundResolver: Sendable {
     let registry: SoundRegistry
     /// Decoded theme and file sounds by path.
     let decoded = DecodedSoundCache<String, PCMBuffer>(byteLimit: cacheLimit)
+    /// Decoded theme and file sounds kept between processes; nil for none.
+    let store: DecodedSoundStore?
+
+    init(registry: SoundRegistry, store: DecodedSoundStore? = .standard()) {
+        self.registry = registry
+        self.store = store
+    }
 
     /// Finds and decodes the sound `alert` names, looking system sounds and events up with `themes`.
     /// - Throws: `FeedbackError`: `.catalog` for a system sound ID with no sound assigned,
@@ -151,13 +158,23 @@ struct AlertSoundResolver: Sendable {
         }
     }
 
-    /// The file at `path` decoded, from the cache while the file is unchanged.
+    /// The file at `path` decoded, from the cache while the file is unchanged: this process's,
+    /// else the store on disk (`DecodedSoundStore`), which a decoding adds to.
     private func decode(_ path: String) throws(FeedbackError) -> PCMBuffer {
         let stamp = FileStamp(path: path)
         if let buffer = decoded.value(for: path, stamp: stamp) { return buffer }
-        do {
-            let buffer = try registry.decoder.decode(fileAt: path).buffer
+        let decoder = registry.decoder
+        let maximumFrames = decoder.maximumDuration.map { Int($0 * Double(decoder.sampleRate)) + 1 } ?? Int.max
+        if let stamp, let store, maximumFrames < Int.max,
+            let buffer = store.read(path, stamp: stamp, sampleRate: decoder.sampleRate, maximumFrames: maximumFrames)
+        {
             decoded.insert(buffer, for: path, stamp: stamp, bytes: buffer.samples.count * MemoryLayout<Float>.size)
+            return buffer
+        }
+        do {
+            let buffer = try decoder.decode(fileAt: path).buffer
+            decoded.insert(buffer, for: path, stamp: stamp, bytes: buffer.samples.count * MemoryLayout<Float>.size)
+            if let stamp, let store, maximumFrames < Int.max { store.write(buffer, for: path, stamp: stamp) }
             return buffer
         } catch {
             throw .sound(error)

@@ -1,0 +1,186 @@
+import Glibc
+
+/// Decoded sounds kept on disk between processes: a process that plays a theme's sound (or a
+/// file) the store holds for the file as it is now reads the samples instead of loading libsndfile
+/// — eight shared objects with its codecs, ~0.75 ms on this project's machine, far more under
+/// emulation — and decoding. `feedbackctl fire` is a new process every time; this is what makes
+/// "decoded once" hold across them.
+///
+/// One file per sound, `$XDG_CACHE_HOME/feedbackservices/decoded/<hash>-<rate>.pcm` (`~/.cache/…`
+/// when `XDG_CACHE_HOME` is unset), in a 0700 directory, mode 0600: a header (magic, the engine
+/// rate, channels, frames, the source's `FileStamp` and path, a checksum of the samples), the
+/// source's path, then the samples as 32-bit floats, interleaved. An entry is used only when
+/// everything matches — the source's device, inode, size and modification time, its path, the
+/// rate, the size the header implies, the checksum — so a changed file, a torn or damaged entry,
+/// or another sound's entry under the same name is a miss, never a wrong sound. Entries are
+/// bounded (`maximumEntryBytes`, `maximumEntries`), written to a temporary file and renamed into
+/// place, opened without following symlinks; every failure to read or write one is a miss, silently:
+/// the sound is decoded as it would have been without the store.
+///
+/// Thread safety: a value holding a path; any thread, any number of processes at once.
+struct DecodedSoundStore: Sendable {
+    /// The directory holding the entries.
+    let directory: String
+
+    /// Entries beyond which nothing more is written (sounds of files since removed stay until
+    /// someone clears the directory): 512, several themes' worth.
+    static let maximumEntries = 512
+    /// The longest path an entry records.
+    static let maximumPathBytes = 4_096
+
+    private static let magic: UInt64 = 0x3130_4d43_5053_4246  // "FBSPCM01", little-endian
+    private static let headerWords = 12
+    private static let headerBytes = headerWords * 8
+
+    /// The store in `directory`.
+    init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The user's store: under `XDG_CACHE_HOME` when it is absolute, else `HOME/.cache`; nil when
+    /// neither is set (read with `getenv`, as the process has them).
+    static func standard() -> DecodedSoundStore? {
+        if let base = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), base.hasPrefix("/") {
+            return DecodedSoundStore(directory: "\(base)/feedbackservices/decoded")
+        }
+        guard let home = getenv("HOME").map({ String(cString: $0) }), home.hasPrefix("/") else { return nil }
+        return DecodedSoundStore(directory: "\(home)/.cache/feedbackservices/decoded")
+    }
+
+    /// The bytes an entry for `frames` frames of `channels` channels may take at most.
+    static func maximumEntryBytes(frames: Int, channels: Int) -> Int {
+        headerBytes + maximumPathBytes + frames * channels * MemoryLayout<Float>.size
+    }
+
+    /// Where the entry for `source` at `sampleRate` lives.
+    func entryPath(for source: String, sampleRate: Int) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in source.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return "\(directory)/\(String(hash, radix: 16))-\(sampleRate).pcm"
+    }
+
+    /// The samples stored for `source` as `stamp` describes it, at `sampleRate`, mono or stereo and
+    /// at most `maximumFrames` long; nil when there is no such entry.
+    func read(_ source: String, stamp: FileStamp, sampleRate: Int, maximumFrames: Int) -> PCMBuffer? {
+        let fd = open(entryPath(for: source, sampleRate: sampleRate), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            info.st_size <= Self.maximumEntryBytes(frames: maximumFrames, channels: 2)
+        else { return nil }
+        var header = [UInt64](repeating: 0, count: Self.headerWords)
+        guard header.withUnsafeMutableBytes({ readFully(fd, into: $0, at: 0) }) else { return nil }
+        let path = Array(source.utf8)
+        let (rate, channels, frames, pathBytes) = (header[1], header[2], header[3], header[9])
+        guard header[0] == Self.magic, rate == UInt64(sampleRate), channels == 1 || channels == 2,
+            frames <= UInt64(maximumFrames), pathBytes == UInt64(path.count), Self.stamp(header) == stamp,
+            Int(info.st_size) == Self.headerBytes + path.count + Int(frames * channels) * MemoryLayout<Float>.size
+        else { return nil }
+        var recorded = [UInt8](repeating: 0, count: path.count)
+        guard recorded.withUnsafeMutableBytes({ readFully(fd, into: $0, at: Self.headerBytes) }), recorded == path else {
+            return nil
+        }
+        let count = Int(frames * channels)
+        var complete = true
+        let samples = [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
+            complete = readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), at: Self.headerBytes + path.count)
+            initialized = complete ? count : 0
+        }
+        // The checksum catches damage; finite values are what every PCMBuffer promises.
+        guard complete, Self.checksum(samples) == header[11], samples.allSatisfy(\.isFinite) else { return nil }
+        return PCMBuffer(validSamples: samples, channelCount: Int(channels), sampleRate: sampleRate)
+    }
+
+    /// Stores `buffer` as the decoding of `source` as `stamp` describes it. Does nothing when the
+    /// directory cannot be made or written, when it holds `maximumEntries` already, or for a path
+    /// over `maximumPathBytes`.
+    func write(_ buffer: PCMBuffer, for source: String, stamp: FileStamp) {
+        let path = Array(source.utf8)
+        guard path.count <= Self.maximumPathBytes, buffer.channelCount == 1 || buffer.channelCount == 2,
+            makeDirectory(), entryCount() < Self.maximumEntries
+        else { return }
+        var header = [UInt64](repeating: 0, count: Self.headerWords)
+        header[0] = Self.magic
+        header[1] = UInt64(buffer.sampleRate)
+        header[2] = UInt64(buffer.channelCount)
+        header[3] = UInt64(buffer.frameCount)
+        (header[4], header[5], header[6]) = (stamp.device, stamp.inode, UInt64(bitPattern: stamp.size))
+        (header[7], header[8]) = (UInt64(bitPattern: Int64(stamp.seconds)), UInt64(bitPattern: Int64(stamp.nanoseconds)))
+        header[9] = UInt64(path.count)
+        header[11] = Self.checksum(buffer.samples)
+        let final = entryPath(for: source, sampleRate: buffer.sampleRate)
+        let temporary = "\(directory)/.\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return }
+        let written =
+            header.withUnsafeBytes { writeFully(fd, $0) } && path.withUnsafeBytes { writeFully(fd, $0) }
+            && buffer.samples.withUnsafeBytes { writeFully(fd, $0) }
+        close(fd)
+        if !written || rename(temporary, final) != 0 { unlink(temporary) }
+    }
+
+    private static func stamp(_ header: [UInt64]) -> FileStamp {
+        FileStamp(
+            device: header[4], inode: header[5], size: Int64(bitPattern: header[6]),
+            seconds: Int(Int64(bitPattern: header[7])), nanoseconds: Int(Int64(bitPattern: header[8])))
+    }
+
+    /// FNV-1a over the samples' bit patterns: a damaged entry is a miss, not a noise.
+    private static func checksum(_ samples: [Float]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for sample in samples { hash = (hash ^ UInt64(sample.bitPattern)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+
+    /// Creates the directory and its missing parents (0700); true when it is a directory now.
+    private func makeDirectory() -> Bool {
+        var info = stat()
+        if stat(directory, &info) == 0 { return info.st_mode & S_IFMT == S_IFDIR }
+        var path = ""
+        for component in directory.split(separator: "/") {
+            path += "/\(component)"
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { return false }
+        }
+        return stat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    private func entryCount() -> Int {
+        guard let stream = opendir(directory) else { return Int.max }
+        defer { closedir(stream) }
+        var count = 0
+        while let entry = readdir(stream) {
+            if UInt8(bitPattern: entry.pointee.d_name.0) != UInt8(ascii: ".") { count += 1 }
+        }
+        return count
+    }
+}
+
+extension FileStamp {
+    /// A stamp as an entry recorded it.
+    init(device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int) {
+        (self.device, self.inode, self.size, self.seconds, self.nanoseconds) = (device, inode, size, seconds, nanoseconds)
+    }
+}
+
+private func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Bool {
+    var done = 0
+    while done < buffer.count {
+        let count = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { return false }
+        done += count
+    }
+    return true
+}
+
+private func writeFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+    var done = 0
+    while done < buffer.count {
+        let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { return false }
+        done += count
+    }
+    return true
+}
