@@ -11,6 +11,8 @@ import Glibc
 struct PipeWireBenchmark {
     let directory: String
     let plays: Int
+    /// Only the tones under load (`--only pipewire-load`).
+    var loadOnly = false
 
     func run() {
         let server: PipeWireTestServer
@@ -27,10 +29,12 @@ struct PipeWireBenchmark {
         let session = [
             "HOME=\(server.directory.path)", "XDG_RUNTIME_DIR=\(server.runtime)", "PATH=/usr/bin:/bin",
         ]
-        inProcess(server, beep: beep, path: path, session: session)
-        print("")
-        wholeProcess(server, session: session)
-        print("")
+        if !loadOnly {
+            inProcess(server, beep: beep, path: path, session: session)
+            print("")
+            wholeProcess(server, session: session)
+            print("")
+        }
         underLoad(server)
     }
 

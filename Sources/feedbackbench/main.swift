@@ -1,7 +1,8 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon|daemon-fire|pipewire]
-// (daemon-fire: only the daemon section's `feedbackctl fire` through the service against paplay)
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon|daemon-fire|pipewire|pipewire-load]
+// (daemon-fire: only the daemon section's `feedbackctl fire` through the service against paplay;
+// pipewire-load: only the pipewire section's tones under load)
 import FeedbackServices
 import FoundationEssentials
 // @preconcurrency: Glibc's `stdout` is a mutable global, which Swift 6 refuses to touch otherwise;
@@ -13,8 +14,8 @@ import FoundationEssentials
 setvbuf(stdout, nil, _IOLBF, 0)
 
 var iterations = 15
-let figures = ["registration", "volume", "engine", "start", "command", "daemon", "daemon-fire", "pipewire"]
-var only: Set<String> = Set(figures).subtracting(["daemon-fire"])
+let figures = ["registration", "volume", "engine", "start", "command", "daemon", "daemon-fire", "pipewire", "pipewire-load"]
+var only: Set<String> = Set(figures).subtracting(["daemon-fire", "pipewire-load"])
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -69,7 +70,7 @@ if only.contains("daemon") || only.contains("daemon-fire") {
     print("")
     DaemonBenchmark(triggers: max(100, iterations * 2), fireOnly: !only.contains("daemon")).run()
 }
-if only.contains("pipewire") {
+if only.contains("pipewire") || only.contains("pipewire-load") {
     print("")
-    PipeWireBenchmark(directory: workDirectory, plays: max(100, iterations * 2)).run()
+    PipeWireBenchmark(directory: workDirectory, plays: max(100, iterations * 2), loadOnly: !only.contains("pipewire")).run()
 }
