@@ -94,7 +94,7 @@ enum Documentation {
         ("$XDG_DATA_HOME/sounds, $XDG_DATA_DIRS/sounds", "Sound themes (freedesktop Sound Theme specification): THEME/index.theme and THEME/PROFILE/EVENT.oga or .wav."),
         ("PREFIX/share/sounds/feedbackservices", "The theme FeedbackServices ships, installed beside PREFIX/bin/feedbackctl; searched after the directories above, so any of its sounds can be overridden."),
         ("$XDG_CONFIG_HOME/gtk-4.0/settings.ini", "The desktop's sound theme, gtk-sound-theme-name; then the same in gtk-3.0, then under each $XDG_CONFIG_DIRS entry."),
-        ("$XDG_CACHE_HOME/feedbackservices/decoded", "Theme and file sounds as decoded (32-bit float at the engine's rate), one file each, used while the sound file is unchanged: a later run plays them without loading libsndfile or decoding. At most 512; safe to delete."),
+        ("$XDG_CACHE_HOME/feedbackservices/decoded", "Theme and file sounds as decoded (32-bit float at the engine's rate), one file each, used while the sound file is unchanged: a later run plays them without loading libsndfile or decoding. At most 512 entries and 64 MiB; safe to delete."),
         ("$XDG_CACHE_HOME/feedbackservices/canberra", "Sounds written as WAV for libcanberra, which cannot play from memory."),
         ("/dev/input/event*", "Input devices; those with force feedback are the vibrators."),
     ]

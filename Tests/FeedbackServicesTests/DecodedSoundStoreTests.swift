@@ -143,6 +143,18 @@ import Testing
         #expect(compare(try lookUp(path), try decodedDirectly(path)) == "same")
         #expect(access(entry(path), F_OK) != 0)
 
+        // A store whose entries take its whole budget (one sparse file of that size) takes no more.
+        for index in 0..<DecodedSoundStore.maximumEntries { unlink("\(store.directory)/\(index).pcm") }
+        let big = "\(store.directory)/big.pcm"
+        #expect(close(open(big, O_CREAT | O_WRONLY, 0o600)) == 0)
+        #expect(truncate(big, off_t(DecodedSoundStore.maximumBytes)) == 0)
+        let other = try tone("other.wav", frequency: 660)
+        #expect(compare(try lookUp(other), try decodedDirectly(other)) == "same")
+        #expect(access(entry(other), F_OK) != 0, "written over the byte budget")
+        unlink(big)
+        _ = try lookUp(other)
+        #expect(access(entry(other), F_OK) == 0, "not written within the budget")
+
         // A store where a file stands in the way of its directory: decoded, nothing stored.
         let blocked = DecodedSoundStore(directory: directory.file("a.wav/decoded"))
         #expect(compare(try Self.lookUp(path, in: blocked), try decodedDirectly(path)) == "same")

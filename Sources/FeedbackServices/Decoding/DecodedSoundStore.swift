@@ -12,10 +12,11 @@ import Glibc
 /// source's path, then the samples as 32-bit floats, interleaved. An entry is used only when
 /// everything matches — the source's device, inode, size and modification time, its path, the
 /// rate, the size the header implies, the checksum — so a changed file, a torn or damaged entry,
-/// or another sound's entry under the same name is a miss, never a wrong sound. Entries are
-/// bounded (`maximumEntryBytes`, `maximumEntries`), written to a temporary file and renamed into
-/// place, opened without following symlinks; every failure to read or write one is a miss, silently:
-/// the sound is decoded as it would have been without the store.
+/// or another sound's entry under the same name is a miss, never a wrong sound. An entry is
+/// bounded (`maximumEntryBytes`) and so is the store (`maximumEntries`, `maximumBytes`); entries
+/// are written to a temporary file and renamed into place, and opened without following symlinks.
+/// Every failure to read or write one is a miss, silently: the sound is decoded as it would have
+/// been without the store.
 ///
 /// Thread safety: a value holding a path; any thread, any number of processes at once.
 struct DecodedSoundStore: Sendable {
@@ -25,6 +26,10 @@ struct DecodedSoundStore: Sendable {
     /// Entries beyond which nothing more is written (sounds of files since removed stay until
     /// someone clears the directory): 512, several themes' worth.
     static let maximumEntries = 512
+    /// Bytes beyond which nothing more is written: 64 MiB, a whole theme as 32-bit float several
+    /// times over (the shipped one takes 11 MB), and at most a few long sounds (a 30 s stereo
+    /// sound takes 11.5 MB).
+    static let maximumBytes = 64 << 20
     /// The longest path an entry records.
     static let maximumPathBytes = 4_096
 
@@ -93,12 +98,13 @@ struct DecodedSoundStore: Sendable {
     }
 
     /// Stores `buffer` as the decoding of `source` as `stamp` describes it. Does nothing when the
-    /// directory cannot be made or written, when it holds `maximumEntries` already, or for a path
-    /// over `maximumPathBytes`.
+    /// directory cannot be made or written, when it holds `maximumEntries` entries already or the
+    /// entry would take it over `maximumBytes`, or for a path over `maximumPathBytes`.
     func write(_ buffer: PCMBuffer, for source: String, stamp: FileStamp) {
         let path = Array(source.utf8)
-        guard path.count <= Self.maximumPathBytes, buffer.channelCount == 1 || buffer.channelCount == 2,
-            makeDirectory(), entryCount() < Self.maximumEntries
+        let bytes = Self.headerBytes + path.count + buffer.samples.count * MemoryLayout<Float>.size
+        guard path.count <= Self.maximumPathBytes, buffer.channelCount == 1 || buffer.channelCount == 2, makeDirectory(),
+            let (count, used) = usage(), count < Self.maximumEntries, used + bytes <= Self.maximumBytes
         else { return }
         var header = [UInt64](repeating: 0, count: Self.headerWords)
         header[0] = Self.magic
@@ -145,14 +151,20 @@ struct DecodedSoundStore: Sendable {
         return stat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
-    private func entryCount() -> Int {
-        guard let stream = opendir(directory) else { return Int.max }
+    /// The entries in the directory and the bytes they take (temporary files included); nil when
+    /// it cannot be read.
+    private func usage() -> (count: Int, bytes: Int)? {
+        guard let stream = opendir(directory) else { return nil }
         defer { closedir(stream) }
-        var count = 0
+        var (count, bytes) = (0, 0)
         while let entry = readdir(stream) {
-            if UInt8(bitPattern: entry.pointee.d_name.0) != UInt8(ascii: ".") { count += 1 }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name != ".", name != ".." else { continue }
+            var info = stat()
+            if fstatat(dirfd(stream), name, &info, AT_SYMLINK_NOFOLLOW) == 0 { bytes += Int(info.st_size) }
+            if !name.hasPrefix(".") { count += 1 }
         }
-        return count
+        return (count, bytes)
     }
 }
 
