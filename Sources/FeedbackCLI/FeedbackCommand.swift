@@ -107,9 +107,10 @@ public enum FeedbackCommand {
 
     /// Starts loading the library the first sound of `fire` or `play` will call — libsystemd for
     /// the bus when feedbackservicesd may be running, else the sound server's (libpulse or
-    /// libpipewire) — on a thread of its own, so that the loading overlaps everything the command
-    /// does before it connects: libpulse with its ~30 objects is the largest part of a play's
-    /// start (issue 14). Nothing is loaded for a command that renders to a file, plays through
+    /// libpipewire) — on a thread of its own, so that the loading runs beside everything the
+    /// command does before it connects (on a second free core), or at least before it: libpulse
+    /// with its ~30 objects is the largest part of a play's start (issue 14; on a machine that
+    /// packs a new thread onto its creator's vCPU, only the order changes). Nothing is loaded for a command that renders to a file, plays through
     /// libcanberra or ALSA, or leaves the play to a detached process; a wrong guess (the service
     /// refuses, the profile is silent) only loads a library that is not called.
     private static func loadSoundLibraryInBackground(arguments: [String], environment: [String: String]) {
