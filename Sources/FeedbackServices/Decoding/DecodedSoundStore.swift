@@ -59,23 +59,25 @@ struct DecodedSoundStore: Sendable {
 
     /// Where the entry for `source` at `sampleRate` lives.
     func entryPath(for source: String, sampleRate: Int) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in source.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return "\(directory)/\(String(hash, radix: 16))-\(sampleRate).pcm"
+        var hash = FNV1a()
+        for byte in source.utf8 { hash.mix(UInt64(byte)) }
+        return "\(directory)/\(String(hash.value, radix: 16))-\(sampleRate).pcm"
     }
 
     /// The samples stored for `source` as `stamp` describes it, at `sampleRate`, mono or stereo and
     /// at most `maximumFrames` long; nil when there is no such entry.
     func read(_ source: String, stamp: FileStamp, sampleRate: Int, maximumFrames: Int) -> PCMBuffer? {
-        let fd = open(entryPath(for: source, sampleRate: sampleRate), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return nil }
+        guard let fd = try? System.open(entryPath(for: source, sampleRate: sampleRate), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        else { return nil }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
             info.st_size <= Self.maximumEntryBytes(frames: maximumFrames, channels: 2)
         else { return nil }
+        // The header, the path and the samples follow each other: three reads in order.
+        func fill(_ buffer: UnsafeMutableRawBufferPointer) -> Bool { (try? System.readAll(fd, into: buffer)) == true }
         var header = [UInt64](repeating: 0, count: Self.headerWords)
-        guard header.withUnsafeMutableBytes({ readFully(fd, into: $0, at: 0) }) else { return nil }
+        guard header.withUnsafeMutableBytes(fill) else { return nil }
         let path = Array(source.utf8)
         let (rate, channels, frames, pathBytes) = (header[1], header[2], header[3], header[9])
         guard header[0] == Self.magic, rate == UInt64(sampleRate), channels == 1 || channels == 2,
@@ -83,13 +85,11 @@ struct DecodedSoundStore: Sendable {
             Int(info.st_size) == Self.headerBytes + path.count + Int(frames * channels) * MemoryLayout<Float>.size
         else { return nil }
         var recorded = [UInt8](repeating: 0, count: path.count)
-        guard recorded.withUnsafeMutableBytes({ readFully(fd, into: $0, at: Self.headerBytes) }), recorded == path else {
-            return nil
-        }
+        guard recorded.withUnsafeMutableBytes(fill), recorded == path else { return nil }
         let count = Int(frames * channels)
         var complete = true
         let samples = [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-            complete = readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), at: Self.headerBytes + path.count)
+            complete = fill(UnsafeMutableRawBufferPointer(buffer))
             initialized = complete ? count : 0
         }
         // The checksum catches damage; finite values are what every PCMBuffer promises.
@@ -117,11 +117,14 @@ struct DecodedSoundStore: Sendable {
         header[11] = Self.checksum(buffer.samples)
         let final = entryPath(for: source, sampleRate: buffer.sampleRate)
         let temporary = "\(directory)/.\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return }
+        // Not AtomicFile.write: an entry needs no fsync (a torn one is a miss), must not follow a
+        // symlink at its path, and is written from the samples without a copy into bytes.
+        guard let fd = try? System.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
+        else { return }
         let written =
-            header.withUnsafeBytes { writeFully(fd, $0) } && path.withUnsafeBytes { writeFully(fd, $0) }
-            && buffer.samples.withUnsafeBytes { writeFully(fd, $0) }
+            (try? header.withUnsafeBytes { try System.writeAll(fd, $0) }) != nil
+            && (try? path.withUnsafeBytes { try System.writeAll(fd, $0) }) != nil
+            && (try? buffer.samples.withUnsafeBytes { try System.writeAll(fd, $0) }) != nil
         close(fd)
         if !written || rename(temporary, final) != 0 { unlink(temporary) }
     }
@@ -134,37 +137,28 @@ struct DecodedSoundStore: Sendable {
 
     /// FNV-1a over the samples' bit patterns: a damaged entry is a miss, not a noise.
     private static func checksum(_ samples: [Float]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for sample in samples { hash = (hash ^ UInt64(sample.bitPattern)) &* 0x0000_0100_0000_01b3 }
-        return hash
+        var hash = FNV1a()
+        for sample in samples { hash.mix(UInt64(sample.bitPattern)) }
+        return hash.value
     }
 
     /// Creates the directory and its missing parents (0700); true when it is a directory now.
     private func makeDirectory() -> Bool {
+        try? AtomicFile.makeDirectories(directory, mode: 0o700)
         var info = stat()
-        if stat(directory, &info) == 0 { return info.st_mode & S_IFMT == S_IFDIR }
-        var path = ""
-        for component in directory.split(separator: "/") {
-            path += "/\(component)"
-            if mkdir(path, 0o700) != 0 && errno != EEXIST { return false }
-        }
         return stat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
     /// The entries in the directory and the bytes they take (temporary files included); nil when
     /// it cannot be read.
     private func usage() -> (count: Int, bytes: Int)? {
-        guard let stream = opendir(directory) else { return nil }
-        defer { closedir(stream) }
-        var (count, bytes) = (0, 0)
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name != ".", name != ".." else { continue }
+        guard let names = try? System.directoryEntries(directory) else { return nil }
+        var bytes = 0
+        for name in names {
             var info = stat()
-            if fstatat(dirfd(stream), name, &info, AT_SYMLINK_NOFOLLOW) == 0 { bytes += Int(info.st_size) }
-            if !name.hasPrefix(".") { count += 1 }
+            if lstat("\(directory)/\(name)", &info) == 0 { bytes += Int(info.st_size) }
         }
-        return (count, bytes)
+        return (names.count { !$0.hasPrefix(".") }, bytes)
     }
 }
 
@@ -173,26 +167,4 @@ extension FileStamp {
     init(device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int) {
         (self.device, self.inode, self.size, self.seconds, self.nanoseconds) = (device, inode, size, seconds, nanoseconds)
     }
-}
-
-private func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Bool {
-    var done = 0
-    while done < buffer.count {
-        let count = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { return false }
-        done += count
-    }
-    return true
-}
-
-private func writeFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
-    var done = 0
-    while done < buffer.count {
-        let count = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else { return false }
-        done += count
-    }
-    return true
 }

@@ -253,14 +253,11 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
 
     /// A name for a buffer's content: FNV-1a over its samples, rate and channel count.
     static func fingerprint(_ buffer: PCMBuffer) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ value: UInt64) {
-            hash = (hash ^ value) &* 0x0000_0100_0000_01b3
-        }
-        mix(UInt64(buffer.sampleRate))
-        mix(UInt64(buffer.channelCount))
-        for sample in buffer.samples { mix(UInt64(sample.bitPattern)) }
-        return String(hash, radix: 16)
+        var hash = FNV1a()
+        hash.mix(UInt64(buffer.sampleRate))
+        hash.mix(UInt64(buffer.channelCount))
+        for sample in buffer.samples { hash.mix(UInt64(sample.bitPattern)) }
+        return String(hash.value, radix: 16)
     }
 }
 

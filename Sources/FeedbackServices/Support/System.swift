@@ -57,6 +57,18 @@ package enum System {
         }
     }
 
+    /// Fills all of `buffer` from `fd`, calling `read(2)` again after a short read.
+    /// - Returns: false when the file ended first.
+    package static func readAll(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let got = try read(fd, into: buffer.baseAddress! + offset, count: buffer.count - offset)
+            guard got > 0 else { return false }
+            offset += got
+        }
+        return true
+    }
+
     /// An `ioctl(2)` whose argument is a pointer.
     static func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) throws(Errno) {
         _ = try retryingInterrupts { fbs_ioctl_pointer(fd, request, argument) }
