@@ -164,20 +164,22 @@ struct AlertSoundResolver: Sendable {
         let stamp = FileStamp(path: path)
         if let buffer = decoded.value(for: path, stamp: stamp) { return buffer }
         let decoder = registry.decoder
-        let maximumFrames = decoder.maximumDuration.map { Int($0 * Double(decoder.sampleRate)) + 1 } ?? Int.max
-        if let stamp, let store, maximumFrames < Int.max,
-            let buffer = store.read(path, stamp: stamp, sampleRate: decoder.sampleRate, maximumFrames: maximumFrames)
+        // The store holds sounds of a bounded length only, as a decoder with a limit makes them.
+        let maximumFrames = decoder.maximumDuration.map { Int($0 * Double(decoder.sampleRate)) + 1 }
+        let buffer: PCMBuffer
+        if let stamp, let store, let maximumFrames,
+            let stored = store.read(path, stamp: stamp, sampleRate: decoder.sampleRate, maximumFrames: maximumFrames)
         {
-            decoded.insert(buffer, for: path, stamp: stamp, bytes: buffer.samples.count * MemoryLayout<Float>.size)
-            return buffer
+            buffer = stored
+        } else {
+            do {
+                buffer = try decoder.decode(fileAt: path).buffer
+            } catch {
+                throw .sound(error)
+            }
+            if let stamp, let store, maximumFrames != nil { store.write(buffer, for: path, stamp: stamp) }
         }
-        do {
-            let buffer = try decoder.decode(fileAt: path).buffer
-            decoded.insert(buffer, for: path, stamp: stamp, bytes: buffer.samples.count * MemoryLayout<Float>.size)
-            if let stamp, let store, maximumFrames < Int.max { store.write(buffer, for: path, stamp: stamp) }
-            return buffer
-        } catch {
-            throw .sound(error)
-        }
+        decoded.insert(buffer, for: path, stamp: stamp, bytes: buffer.samples.count * MemoryLayout<Float>.size)
+        return buffer
     }
 }
