@@ -39,13 +39,13 @@ public enum FeedbackCommand {
         // environment cost ~0.1 ms apiece, on the way to the first sample (issue 14).
         let environment = processEnvironment()
         if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
-            if name != "vibrate" { loadSoundLibraryInBackground(arguments: arguments, environment: environment) }
+            let options = arguments.prefix { $0 != "--" }
+            if name != "vibrate" { loadSoundLibraryInBackground(command: name, options: options, environment: environment) }
             Interruption.install()
             Detach.record(arguments: arguments)
             ActivePlayers.enable(arguments: arguments, environment: environment)
             // A player announces itself before anything else, so that `stop` finds it while it
             // still looks up, decodes or connects (and it then stops before it starts).
-            let options = arguments.prefix { $0 != "--" }
             if !options.contains(where: SoundArguments.noWait.matches) && !options.contains(where: SoundArguments.output.matches) {
                 ActivePlayers.enter()
             }
@@ -113,11 +113,12 @@ public enum FeedbackCommand {
     /// packs a new thread onto its creator's vCPU, only the order changes). Nothing is loaded for a command that renders to a file, plays through
     /// libcanberra or ALSA, or leaves the play to a detached process; a wrong guess (the service
     /// refuses, the profile is silent) only loads a library that is not called.
-    private static func loadSoundLibraryInBackground(arguments: [String], environment: [String: String]) {
-        let options = arguments.prefix { $0 != "--" }
+    private static func loadSoundLibraryInBackground(
+        command: String, options: ArraySlice<String>, environment: [String: String]
+    ) {
         let elsewhere = [SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, SoundArguments.noWait]
         guard !options.contains(where: { argument in elsewhere.contains { $0.matches(argument) } }) else { return }
-        if arguments.first == "fire", DaemonRoute.serviceMayRun(environment: environment),
+        if command == "fire", DaemonRoute.serviceMayRun(environment: environment),
             DaemonRoute.mayUse(environment: environment, forcedOff: options.contains(where: DaemonRoute.noDaemon.matches))
         {
             OptionalLibrary.systemd.loadInBackground()
