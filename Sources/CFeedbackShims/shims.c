@@ -41,6 +41,24 @@ int fbs_schedule_fifo(pthread_t thread, int priority) {
     return pthread_setschedparam(thread, SCHED_FIFO | SCHED_RESET_ON_FORK, &parameters);
 }
 
+int fbs_attributes_avoid_current_cpu(pthread_attr_t *attributes, cpu_set_t *allowed) {
+    cpu_set_t others;
+    int current = sched_getcpu();
+    if (current < 0 || sched_getaffinity(0, sizeof *allowed, allowed) != 0) return 0;
+    if (!CPU_ISSET(current, allowed) || CPU_COUNT(allowed) < 2) return 0;
+    others = *allowed;
+    CPU_CLR(current, &others);
+    return pthread_attr_setaffinity_np(attributes, sizeof others, &others) == 0;
+}
+
+int fbs_set_affinity(const cpu_set_t *allowed) { return sched_setaffinity(0, sizeof *allowed, allowed); }
+
+int fbs_get_affinity(cpu_set_t *allowed) { return sched_getaffinity(0, sizeof *allowed, allowed); }
+
+int fbs_attributes_affinity(const pthread_attr_t *attributes, cpu_set_t *allowed) {
+    return pthread_attr_getaffinity_np(attributes, sizeof *allowed, allowed);
+}
+
 int fbs_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);
 }

@@ -1,3 +1,4 @@
+import CFeedbackShims
 import Glibc
 import Synchronization
 import Testing
@@ -139,6 +140,38 @@ private let signalsTaken = Atomic<Int>(0)
         #expect(seen.withLock { $0?.name } == "fbs-test-name\n")
         #expect(seen.withLock { $0?.isCurrent } == true)
         #expect(!thread.isCurrent)
+    }
+
+    /// `fire`'s library loading (issue 14): a thread started on another CPU is kept off the CPU
+    /// its creator runs on until it runs, then may use all of the creator's CPUs again, as may the
+    /// threads it starts.
+    @Test func aThreadStartedOnAnotherCPUAvoidsTheCallersThenMayRunAnywhere() throws {
+        func cpus(_ set: cpu_set_t) -> [Int] {
+            withUnsafeBytes(of: set) { bytes in (0..<bytes.count * 8).filter { bytes[$0 / 8] & (1 << ($0 % 8)) != 0 } }
+        }
+        var callers = cpu_set_t()
+        #expect(fbs_get_affinity(&callers) == 0)
+        try #require(cpus(callers).count >= 2, "needs a machine with two CPUs (CI's has two)")
+
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        var allowed = cpu_set_t()
+        #expect(fbs_attributes_avoid_current_cpu(&attributes, &allowed) == 1)
+        var chosen = cpu_set_t()
+        #expect(fbs_attributes_affinity(&attributes, &chosen) == 0)
+        #expect(cpus(allowed) == cpus(callers), "the caller's whole set, to take back")
+        // All but one (the one the caller ran on: it may have moved since, so which is not checked).
+        #expect(Set(cpus(chosen)).isSubset(of: cpus(callers)) && cpus(chosen).count == cpus(callers).count - 1)
+
+        let seen = Mutex<[Int]?>(nil)
+        let thread = try startThread(name: "fbs-test-cpu", onAnotherCPU: true) {
+            var running = cpu_set_t()
+            guard fbs_get_affinity(&running) == 0 else { return }
+            seen.withLock { $0 = cpus(running) }
+        }
+        thread.join()
+        #expect(seen.withLock { $0 } == cpus(callers))
     }
 
     @Test func theClockMovesForwardInBothUnits() {

@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 #include <sys/eventfd.h>
@@ -69,6 +70,22 @@ int fbs_may_schedule_fifo(int priority);
 /// Makes `thread` (of this process) `SCHED_FIFO | SCHED_RESET_ON_FORK` at `priority`, as
 /// libpipewire-module-rt does when the process may. Returns 0, or the error number.
 int fbs_schedule_fifo(pthread_t thread, int priority);
+
+/// Sets `attributes`' CPU affinity to every CPU the calling thread may run on except the one it
+/// runs on now, so that the thread made with them starts beside its creator rather than behind it
+/// (a kernel may queue a new thread on its creator's CPU), and stores the calling thread's whole
+/// set in `allowed`, for the new thread to take back (`fbs_set_affinity`) once it runs. Leaves
+/// `attributes` as they were, and returns 0, when the caller may run on one CPU only or its CPUs
+/// cannot be read; returns 1 when it set them.
+int fbs_attributes_avoid_current_cpu(pthread_attr_t *attributes, cpu_set_t *allowed);
+
+/// Lets the calling thread run on the CPUs in `allowed` (sched_setaffinity). Returns 0 or -1.
+int fbs_set_affinity(const cpu_set_t *allowed);
+
+/// The CPUs the calling thread may run on (sched_getaffinity), and those `attributes` give a new
+/// thread (pthread_attr_getaffinity_np), which Swift cannot import. Return 0, or -1 / an error number.
+int fbs_get_affinity(cpu_set_t *allowed);
+int fbs_attributes_affinity(const pthread_attr_t *attributes, cpu_set_t *allowed);
 
 /// `prctl(PR_SET_TIMER_SLACK, nanoseconds)` for the calling thread: `prctl` is variadic. The default
 /// 50 µs slack lets the kernel merge wake-ups; a thread that starts vibration steps wants them on time.

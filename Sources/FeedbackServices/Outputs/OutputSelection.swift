@@ -46,18 +46,16 @@ public enum AudioOutputSelection {
         return (.pulseAudio, "no PipeWire daemon answers at \(socket)")
     }
 
-    /// Starts loading, on a thread of its own, the library of the output `automatic()` would try
-    /// first (libpipewire or libpulse; the choice is made on that thread too), and returns at
-    /// once: a program that is about to open the output calls it as early as it can, so that
-    /// loading the library (libpulse and its ~30 objects take milliseconds) overlaps the program's
-    /// own start. `feedbackctl fire` does, first thing.
-    package static func loadLibraryInBackground(environment: [String: String]) {
-        startDetachedThread(name: "library-load") {
-            switch choice(environment: environment).kind {
-            case .pipeWire: _ = OptionalLibrary.pipeWire.unavailableReason
-            case .pulseAudio: _ = OptionalLibrary.pulse.unavailableReason
-            case .alsa, .canberra, nil: break
-            }
+    /// Loads the library of the output `automatic()` would try first (libpipewire or libpulse),
+    /// and returns when it is loaded or refused. A program about to open the output calls it on a
+    /// thread of its own as early as it can, so that loading the library (libpulse and its ~30
+    /// objects take milliseconds) overlaps the program's own start. `feedbackctl fire` does, first
+    /// thing.
+    package static func loadLibrary(environment: [String: String]) {
+        switch choice(environment: environment).kind {
+        case .pipeWire: _ = OptionalLibrary.pipeWire.unavailableReason
+        case .pulseAudio: _ = OptionalLibrary.pulse.unavailableReason
+        case .alsa, .canberra, nil: break
         }
     }
 

@@ -29,14 +29,6 @@ package enum OptionalLibrary: Sendable {
         fbs_optional_library_error(cValue).map { String(cString: $0) }
     }
 
-    /// Starts loading the library on a thread of its own and returns at once, so that a process
-    /// about to call it overlaps the loading (libpulse and its ~30 objects: milliseconds) with its
-    /// own start. The first call then finds it loaded, or waits for the loading to finish; it is
-    /// loaded once either way.
-    package func loadInBackground() {
-        startDetachedThread(name: "library-load") { _ = unavailableReason }
-    }
-
     private var cValue: fbs_optional_library {
         switch self {
         case .evdev: FBS_LIBRARY_EVDEV
