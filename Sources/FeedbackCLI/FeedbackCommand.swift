@@ -123,7 +123,7 @@ public enum FeedbackCommand {
         let elsewhere = [SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, SoundArguments.noWait]
         guard !options.contains(where: { argument in elsewhere.contains { $0.matches(argument) } }) else { return }
         let noDaemon = options.contains(where: DaemonRoute.noDaemon.matches)
-        let load: @Sendable () -> Void = {
+        startDetachedThread(name: "library-load", onAnotherCPU: true) {
             if command == "fire", DaemonRoute.mayUse(environment: environment, forcedOff: noDaemon),
                 DaemonRoute.serviceMayRun(environment: environment)
             {
@@ -132,7 +132,6 @@ public enum FeedbackCommand {
                 AudioOutputSelection.loadLibrary(environment: environment)
             }
         }
-        startDetachedThread(name: "library-load", onAnotherCPU: true, load)
     }
 
     /// The process's environment as a dictionary (for a name set twice, the first wins, as
