@@ -216,15 +216,39 @@ public final class MonitorRecorder: @unchecked Sendable {
         return stride(from: channel, to: all.count, by: 2).map { all[$0] }
     }
 
-    /// When frame `frame` reached the recorder (CLOCK_MONOTONIC), estimated from its chunk's arrival.
+    /// When frame `frame` was at the monitor (CLOCK_MONOTONIC seconds): each chunk that reached the
+    /// recorder from the frame's own to the one 50 ms of audio later bounds it, by its arrival less
+    /// the frames recorded after `frame` (at 48 kHz), and the earliest bound is the answer. A chunk
+    /// that parec or this reader passed on late says only that the frame was there by then; a later
+    /// one on time says more (recorded through pipewire-pulse from PipeWire's null sink, that took
+    /// out ~5 ms of delivery jitter, up to 6 ms for one frame; from PulseAudio's, ≤ 1 ms). Waits up
+    /// to 0.25 s for those 50 ms to be recorded (not once the recording has ended), then bounds with
+    /// the chunks that came; nil if the frame's own chunk has not come.
     public func arrivalTime(ofFrame frame: Int) -> Double? {
-        state.withLock { state in
-            guard let chunk = state.arrivals.first(where: { $0.frames > frame }) else { return nil }
-            return chunk.time - Double(chunk.frames - 1 - frame) / 48_000
+        let horizon = frame + 2_400
+        let deadline = MonotonicClock.now + 0.25
+        while state.withLock({ $0.samples.count / 2 < horizon && !$0.finished }) && MonotonicClock.now < deadline {
+            usleep(1_000)
+        }
+        return state.withLock { state in
+            // The first chunk past `frame`, by bisection: a long run records ~500 chunks a second.
+            var low = 0
+            var high = state.arrivals.count
+            while low < high {
+                let middle = (low + high) / 2
+                if state.arrivals[middle].frames > frame { high = middle } else { low = middle + 1 }
+            }
+            var earliest: Double?
+            for chunk in state.arrivals[low...] {
+                let bound = chunk.time - Double(chunk.frames - 1 - frame) / 48_000
+                earliest = min(earliest ?? bound, bound)
+                if chunk.frames >= horizon { break }
+            }
+            return earliest
         }
     }
 
-    /// When (CLOCK_MONOTONIC seconds, by its arrival) the first sample above `threshold` recorded
+    /// When (CLOCK_MONOTONIC seconds, `arrivalTime(ofFrame:)`) the first sample above `threshold` recorded
     /// from the start of `action` reached the monitor; nil if none came within `timeout`. What every
     /// latency figure of the benchmarks measures, each from its own start.
     public func arrivalOfFirstSound(
