@@ -164,11 +164,14 @@ public final class MonitorRecorder: @unchecked Sendable {
                 // Nothing of it outlives the failure (SIGKILL: on pipewire-pulse parec does not
                 // end on SIGTERM while the server lives).
                 stop(signal: SIGKILL)
-                throw TestFailure("parec recorded nothing")
+                throw TestFailure(Self.silence)
             }
             usleep(10_000)
         }
     }
+
+    /// What `init` throws when parec records nothing within 10 s.
+    public static let silence = "parec recorded nothing"
 
     private func readLoop() {
         var pending: [UInt8] = []
