@@ -143,7 +143,7 @@ var pipeWireHeaders: [String] { ["-I/usr/include/pipewire-0.3", "-I/usr/include/
 /// run time (`-disable-concrete-type-metadata-mangled-name-accessors`). Demangling looks every
 /// conformance a generic requirement needs up in the executable's ~3,800 conformance records, the
 /// first time each is needed: that was 20 % of `feedbackctl fire`'s main thread (perf, 20 runs;
-/// 2 % after), and `fire --pcm` reaches `snd_pcm_open` 6.35 → 5.02 ms after `exec` (median of 40,
+/// 2–3 % after), and `fire --pcm` reaches `snd_pcm_open` 6.35 → 5.02 ms after `exec` (median of 40,
 /// interleaved). `-prespecialize-generic-metadata` was tried beside it and crashed the tests.
 var strict: [SwiftSetting] {
     [

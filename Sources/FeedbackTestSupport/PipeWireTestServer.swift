@@ -93,9 +93,9 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
 
     /// Starts the bus (once) and the three daemons, and waits until the recorder hears the sink.
     ///
-    /// When the recorder hears nothing (WirePlumber never linked parec within 10 s: twice in ~15
-    /// CI runs, each time in the ThreadSanitizer run, right after a test killed and restarted the
-    /// daemons), the daemons are killed and started once more, with a line saying so and the end
+    /// When the recorder hears nothing (WirePlumber never linked parec within 10 s: twice in this
+    /// project's CI runs so far, both in the ThreadSanitizer run, right after a test killed and
+    /// restarted the daemons), the daemons are killed and started once more, with a line saying so and the end
     /// of WirePlumber's log; a second silence fails.
     public func start() throws {
         do {
