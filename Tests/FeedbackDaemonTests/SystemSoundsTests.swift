@@ -684,17 +684,24 @@ struct FeedbackctlThroughTheServiceTests {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()
         let id = try registeredTone(harness, seconds: 3)
+        let before = recorder.frameCount
         // Another program's play, and one it detached in a group of its own.
         let other = try ChildProcess(
             DaemonTools.python,
             ["-u", "-c", SystemSoundsClient.script, "play", "\(id)", "play", "\(id)", "detached=org.example.Other", "wait", "2"],
             environment: harness.environment())
         #expect(other.waitForOutput(containing: "play ", timeout: 10) != nil, "\(other.errors)")
+        // Heard before the stop, so that a quiet or late start is told apart from a stop that
+        // reached it (a CI run saw a peak of 0.04 after the stop, with nothing to say which).
+        _ = try #require(
+            recorder.firstSound(after: before, threshold: 0.1, timeout: 2),
+            "the other's sound was not heard before the stop: \(other.output) \(other.errors)")
         let start = recorder.frameCount
         let stopped = feedbackctl(harness, ["stop"])
         #expect(stopped.status == 0 && stopped.output == "Nothing was playing.\n", "\(stopped.output) \(stopped.errors)")
         recorder.wait(seconds: 0.5)
-        #expect(recorder.peak(from: start + PulseAudioTestServer.rate / 5, to: recorder.frameCount) > 0.1, "the other's sound stopped")
+        let after = recorder.peak(from: start + PulseAudioTestServer.rate / 5, to: recorder.frameCount)
+        #expect(after > 0.1, "the other's sound stopped: peak \(after) after the stop; the client said \(other.output)")
         #expect(other.wait(timeout: 10) == 0)
         #expect(!other.output.contains("ended "), "\(other.output)")
     }
