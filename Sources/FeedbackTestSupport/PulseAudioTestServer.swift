@@ -229,10 +229,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     /// the chunks that came; nil if the frame's own chunk has not come.
     public func arrivalTime(ofFrame frame: Int) -> Double? {
         let horizon = frame + 2_400
-        let deadline = MonotonicClock.now + 0.25
-        while state.withLock({ $0.samples.count / 2 < horizon && !$0.finished }) && MonotonicClock.now < deadline {
-            usleep(1_000)
-        }
+        waitUntil(recorded: horizon, timeout: 0.25)
         return state.withLock { state in
             // The first chunk past `frame`, by bisection: a long run records ~500 chunks a second.
             var low = 0
@@ -286,9 +283,16 @@ public final class MonitorRecorder: @unchecked Sendable {
 
     /// Waits until `seconds` more audio has been recorded.
     public func wait(seconds: Double) {
-        let target = frameCount + Int(seconds * 48_000)
-        let deadline = MonotonicClock.now + seconds + 5
-        while frameCount < target && MonotonicClock.now < deadline { usleep(2_000) }
+        waitUntil(recorded: frameCount + Int(seconds * 48_000), timeout: seconds + 5)
+    }
+
+    /// Waits until `frames` frames have been recorded in all, at most `timeout` seconds, and not
+    /// once the recording has ended (nothing more will come).
+    private func waitUntil(recorded frames: Int, timeout: Double) {
+        let deadline = MonotonicClock.now + timeout
+        while state.withLock({ $0.samples.count / 2 < frames && !$0.finished }) && MonotonicClock.now < deadline {
+            usleep(1_000)
+        }
     }
 }
 
