@@ -64,8 +64,10 @@ extension FeedbackDaemonTests {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon(["--sysfs-root", tree.root], environment: ["FEEDBACK_THEME": ledTheme(harness)])
         let client = try harness.python("loop-then-end", "blink", "1.5")
-        #expect(waitFor(tree, "red:status", "trigger", "pattern"), "\(daemon.errors)")
-        #expect(tree.read("red:status", "pattern") == (try pattern(millihertz: 2000, percent: 50)))
+        // `pattern` is the blink's last write (trigger, repeat, then pattern): waiting for the
+        // trigger alone raced the two writes after it (a CI run read `pattern` still empty).
+        #expect(waitFor(tree, "red:status", "pattern", try pattern(millihertz: 2000, percent: 50)), "\(daemon.errors)")
+        #expect(tree.read("red:status", "trigger") == "pattern")
         #expect(tree.read("red:status", "repeat") == "-1")
         #expect(tree.read("input3::capslock", "trigger") == "[none] timer pattern", "the caps lock is left alone")
         #expect(client.wait(timeout: 10) == 0, "\(client.errors)")
@@ -153,9 +155,9 @@ extension FeedbackDaemonTests {
         let client = try harness.python("hold", "battery-caution", holdStdin: true)
         _ = try heldID(client)
         // Red at 5 Hz on the multicolor LED.
-        #expect(waitFor(tree, "rgb:status", "trigger", "pattern"), "\(daemon.errors)")
+        #expect(waitFor(tree, "rgb:status", "pattern", try pattern(millihertz: 5000)), "\(daemon.errors)")
+        #expect(tree.read("rgb:status", "trigger") == "pattern")
         #expect(tree.read("rgb:status", "multi_intensity") == "255 0 0")
-        #expect(tree.read("rgb:status", "pattern") == (try pattern(millihertz: 5000)))
         // SIGTERM ends every feedback: the LED is put back before the service exits.
         daemon.signal(SIGTERM)
         #expect(daemon.wait(timeout: 5) == 0, "\(daemon.errors)")
