@@ -162,10 +162,12 @@ package enum Daemon {
                         stop(bus)
                     }
                 }
-                if case .taken(let owner) = try bus.requestName(FeedbackService.busName, replace: replace) {
-                    taken = .some(owner)
-                } else if case .taken(let owner) = try bus.requestName(SystemSounds1.busName, replace: replace) {
+                // SystemSounds1 first: clients wait for org.sigxcpu.Feedback (feedbackd's name),
+                // and once they see it owned, every name of the service is.
+                if case .taken(let owner) = try bus.requestName(SystemSounds1.busName, replace: replace) {
                     // Only another feedbackservicesd could own it (no other program implements it).
+                    taken = .some(owner)
+                } else if case .taken(let owner) = try bus.requestName(FeedbackService.busName, replace: replace) {
                     taken = .some(owner)
                 }
             }
@@ -192,7 +194,14 @@ package enum Daemon {
             Array("\(getpid())\n".utf8).withUnsafeBytes { bytes in _ = try? System.writeAll(fd, bytes) }
             close(fd)
         }
-        defer { if let pidFile { unlink(pidFile) } }
+        // Only our own: an instance that replaced this one (`--replace`) has written its PID there.
+        defer {
+            if let pidFile, let bytes = try? AtomicFile.read(pidFile, limit: 32),
+                String(decoding: bytes, as: UTF8.self) == "\(getpid())\n"
+            {
+                unlink(pidFile)
+            }
+        }
         guard connection.join() == 0 else {
             log("the session bus connection broke; stopping")
             return 69
