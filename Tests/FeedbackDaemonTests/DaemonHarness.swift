@@ -80,18 +80,29 @@ final class DaemonHarness: @unchecked Sendable {
         ]
     }
 
-    /// Starts feedbackservicesd as a user would by hand and waits until it owns the name; checks
-    /// that the owner is this process (nothing was activated instead).
+    /// Starts feedbackservicesd as a user would by hand and waits until it owns the name and has
+    /// written its PID file (the last of its start, which feedbackctl reads to use the service);
+    /// checks that the owner is this process (nothing was activated instead).
     @discardableResult
     func startDaemon(_ arguments: [String] = [], environment extra: [String: String] = [:]) throws -> ChildProcess {
         #expect(!activatableNames().contains("org.sigxcpu.Feedback"), "the private bus must not activate feedbackd")
-        let daemon = try ChildProcess(builtProduct("feedbackservicesd"), arguments, environment: environment(extra))
+        let environment = environment(extra)
+        let daemon = try ChildProcess(builtProduct("feedbackservicesd"), arguments, environment: environment)
         let deadline = MonotonicClock.now + 10
         while ownerPID() != daemon.pid {
             guard MonotonicClock.now < deadline, daemon.wait(timeout: 0) == nil else {
                 throw TestFailure("feedbackservicesd did not take the name: \(daemon.errors)")
             }
             usleep(10_000)
+        }
+        if let runtime = environment["XDG_RUNTIME_DIR"] {
+            let pidFile = runtime + "/feedbackservicesd.pid"
+            while (try? String(contentsOfFile: pidFile, encoding: .utf8)) != "\(daemon.pid)\n" {
+                guard MonotonicClock.now < deadline, daemon.wait(timeout: 0) == nil else {
+                    throw TestFailure("feedbackservicesd did not write \(pidFile): \(daemon.errors)")
+                }
+                usleep(10_000)
+            }
         }
         self.daemon = daemon
         return daemon
@@ -135,8 +146,13 @@ final class DaemonHarness: @unchecked Sendable {
         guard process.waitForOutput(containing: "Monitoring", timeout: 10) != nil else {
             throw TestFailure("gdbus monitor did not start: \(process.errors)")
         }
-        // It has subscribed once it has said who owns the name (or that nobody does).
-        _ = process.waitForOutput(containing: "org.sigxcpu.Feedback", timeout: 2)
+        // It subscribes once it has said who owns the name ("The name … is owned by …", or "does
+        // not have an owner"), sending AddMatch right after that line: a signal sent later is
+        // seen. ("Monitoring signals from all objects owned by org.sigxcpu.Feedback", the line
+        // this waited for before, comes first, before gdbus has even asked who owns the name.)
+        guard process.waitForOutput(containing: "The name org.sigxcpu.Feedback ", timeout: 10) != nil else {
+            throw TestFailure("gdbus monitor did not say who owns org.sigxcpu.Feedback: \(process.output) \(process.errors)")
+        }
         return SignalMonitor(process: process)
     }
 
@@ -173,8 +189,9 @@ enum LibfeedbackClient {
     /// Modes: `trigger EVENT` (once, prints the end reason), `loop-then-end EVENT SECONDS` (loops,
     /// ends it after SECONDS, prints the CLOCK_MONOTONIC times and the reason), `hold EVENT [TIMEOUT]`
     /// (TriggerFeedback through GIO, timeout TIMEOUT or 0, prints the id, waits for its stdin to close),
-    /// `flood EVENT COUNT TIMEOUT` (COUNT triggers as fast as GIO sends them, prints how many were
-    /// accepted and each distinct error, waits for its stdin to close).
+    /// `flood EVENT COUNT TIMEOUT` (COUNT triggers as fast as GIO sends them; prints how long they
+    /// took, `elapsed SECONDS`, each distinct error, then `ok` and how many were accepted, last; waits
+    /// for its stdin to close).
     static let script = """
         import sys, time
         import gi
@@ -183,7 +200,7 @@ enum LibfeedbackClient {
         mode, event = sys.argv[1], sys.argv[2]
         if mode == 'flood':
             bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
-            ok, errors = 0, {}
+            ok, errors, began = 0, {}, time.monotonic()
             for _ in range(int(sys.argv[3])):
                 try:
                     bus.call_sync('org.sigxcpu.Feedback', '/org/sigxcpu/Feedback', 'org.sigxcpu.Feedback',
@@ -192,9 +209,10 @@ enum LibfeedbackClient {
                     ok += 1
                 except GLib.Error as error:
                     errors[error.message] = 1
-            print('ok', ok, flush=True)
+            print('elapsed', time.monotonic() - began, flush=True)
             for line in errors:
                 print('error', line, flush=True)
+            print('ok', ok, flush=True)
             sys.stdin.read()
             sys.exit(0)
         if mode == 'hold':
