@@ -219,6 +219,14 @@ public final class MonitorRecorder: @unchecked Sendable {
         return stride(from: channel, to: all.count, by: 2).map { all[$0] }
     }
 
+    /// Frames `range` of a channel, counted from frame `start`, once recorded (waiting up to
+    /// `timeout` seconds; fewer when the recording ends or the wait does first). A sound's end
+    /// reported to the player can come before the monitor's last chunks reach the recorder.
+    public func channel(_ channel: Int, from start: Int, frames range: Range<Int>, timeout: Double = 2) -> [Float] {
+        waitUntil(recorded: start + range.upperBound, timeout: timeout)
+        return Array(self.channel(channel, from: start).dropFirst(range.lowerBound).prefix(range.count))
+    }
+
     /// When frame `frame` was at the monitor (CLOCK_MONOTONIC seconds): each chunk that reached the
     /// recorder from the frame's own to the one 50 ms of audio later bounds it, by its arrival less
     /// the frames recorded after `frame` (at 48 kHz), and the earliest bound is the answer. A chunk

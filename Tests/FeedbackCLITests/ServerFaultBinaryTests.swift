@@ -42,8 +42,16 @@ struct ServerFaultBinaryTests {
         let server = try PulseAudioTestServer.shared(named: "cli-faults-hung-\(output)", recording: false)
         defer { server.resume() }
         let source = try source()
-        let started = MonotonicClock.now
         let child = try start(["play"] + output.arguments + [source], on: server)
+        // Stopped once it plays: a server stopped before the stream exists is the other test's
+        // case (a fixed 0.3 s, on a loaded machine, sometimes was).
+        let playing = MonotonicClock.now + 5
+        while runProcess("/usr/bin/pactl", ["--server=\(server.server)", "list", "short", "sink-inputs"]).output.isEmpty,
+            MonotonicClock.now < playing
+        {
+            usleep(20_000)
+        }
+        let started = MonotonicClock.now
         usleep(300_000)
         server.stop()
         let status = child.wait(timeout: 10)

@@ -104,7 +104,7 @@ extension AudioServerSuites {
             output.play(tone, options: PlaybackOptions(volume: 0.5), completion: ends.completion)
             #expect(ends.wait()?.end == .finished)
             let onset = try #require(server.recorder.firstSound(after: mark, threshold: 0.005))
-            let middle = Array(server.recorder.channel(0, from: onset)[2_400..<9_600])
+            let middle = server.recorder.channel(0, from: onset, frames: 2_400..<9_600)
             let level = Analysis.amplitude(of: 800, in: middle, rate: 48_000)
             // Measured: pipewire-pulse 0.3.65 plays libcanberra's sounds at full level whatever
             // volume the play asks for (heard 0.4 for 0.4 × 0.5).

@@ -120,7 +120,7 @@ extension AudioServerSuites {
             #expect(first.wait()?.end == .finished)
             #expect(second.wait()?.end == .finished)
             let onset = try #require(server.recorder.firstSound(after: mark))
-            let middle = Array(server.recorder.channel(0, from: onset)[4_800..<19_200])
+            let middle = server.recorder.channel(0, from: onset, frames: 4_800..<19_200)
             #expect(abs(Analysis.amplitude(of: 500, in: middle, rate: rate) - 0.3) < 0.015)
             #expect(abs(Analysis.amplitude(of: 1_300, in: middle, rate: rate) - 0.3) < 0.015)
         }

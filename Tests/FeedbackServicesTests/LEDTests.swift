@@ -155,11 +155,12 @@ struct LEDBlinkTests {
         let tree = FakeSysfs()
         try tree.add("white:status", maximum: 100, triggers: "[none] timer")
         let led = try tree.discovery.led(.name("white:status"))
-        let blink = try LEDBlink(led: led, pattern: try LEDBlinkPattern(frequency: 20, brightness: 0.5, count: 2), color: .white)
+        let blink = try LEDBlink(led: led, pattern: try LEDBlinkPattern(frequency: 4, brightness: 0.5, count: 2), color: .white)
         #expect(blink.method == .timer)
         #expect(tree.read("white:status", "brightness") == "50", "on at once")
-        // 2 cycles of 25 + 25 ms: off at 25, on at 50, off for good at 75 ms. A loaded machine may
-        // hide the middle steps from this sampling, never the first and the last.
+        // 2 cycles of 125 + 125 ms: off at 125, on at 250, off for good at 375 ms (at 20 Hz, a
+        // test thread preempted for 25 ms missed the first step). A loaded machine may hide the
+        // middle steps from this sampling, never the first and the last.
         var seen: [String] = []
         let started = MonotonicClock.now
         while MonotonicClock.now - started < 2, seen.count < 4 {

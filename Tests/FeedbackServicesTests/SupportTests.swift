@@ -1,4 +1,5 @@
 import CFeedbackShims
+import Dispatch
 import Glibc
 import Synchronization
 import Testing
@@ -126,16 +127,20 @@ private let signalsTaken = Atomic<Int>(0)
     @Test func aThreadRunsNamedAndIsJoined() throws {
         let seen = Mutex<(name: String, isCurrent: Bool)?>(nil)
         let handle = Mutex<Thread?>(nil)
+        // The thread asks for its handle once it is stored (a sleep, before, lost to a creator
+        // preempted for longer).
+        let stored = DispatchSemaphore(value: 0)
         let thread = try startThread(name: "fbs-test-name") {
             var comm = [UInt8](repeating: 0, count: 32)
             let fd = try? System.open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC)
             let count = fd.flatMap { try? System.read($0, into: &comm, count: comm.count) } ?? 0
             fd.map { _ = close($0) }
             let name = String(decoding: comm[0..<count], as: UTF8.self)
-            usleep(20_000)
+            stored.wait()
             seen.withLock { $0 = (name, handle.withLock { $0?.isCurrent } ?? false) }
         }
         handle.withLock { $0 = thread }
+        stored.signal()
         thread.join()
         #expect(seen.withLock { $0?.name } == "fbs-test-name\n")
         #expect(seen.withLock { $0?.isCurrent } == true)
@@ -175,11 +180,14 @@ private let signalsTaken = Atomic<Int>(0)
     }
 
     @Test func theClockMovesForwardInBothUnits() {
+        let before = MonotonicClock.nanoseconds
         let seconds = MonotonicClock.now
-        let nanoseconds = MonotonicClock.nanoseconds
+        let after = MonotonicClock.nanoseconds
         usleep(2_000)
         #expect(MonotonicClock.now - seconds >= 0.002)
-        #expect(abs(Double(nanoseconds) * 1e-9 - seconds) < 0.001)
+        // One clock: the seconds lie between the nanoseconds read around them (to a microsecond,
+        // for the two conversions' rounding).
+        #expect(Double(before) * 1e-9 - 1e-6 <= seconds && seconds <= Double(after) * 1e-9 + 1e-6, "\(before) \(seconds) \(after)")
     }
 
     @Test func waitpidReportsAChildsExitStatus() throws {
