@@ -2,6 +2,7 @@ import FeedbackBus
 import FeedbackServices
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// feedbackservicesd's main: options, the theme, the bus name, the loop.
 ///
@@ -127,6 +128,7 @@ package enum Daemon {
         let service = FeedbackService(
             manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), log: log)
         let sounds = SystemSoundsService(manager: manager, log: log)
+        let reloads = SerialRequests(threadName: "reload")
         let settingsWatch = watchSettingsDirectory(manager.settings.path)
         defer { if let settingsWatch { close(settingsWatch) } }
         do throws(BusError) {
@@ -142,7 +144,7 @@ package enum Daemon {
                 try bus.onSignal(SIGINT, stop)
                 try bus.onSignal(SIGHUP) { _ in
                     // Off the bus thread: reading the theme and running gsettings take milliseconds.
-                    startDetachedThread(name: "reload") {
+                    reloads.request {
                         reload(service: service, locations: locations, environment: environment)
                     }
                 }
@@ -340,5 +342,40 @@ private final class DesktopReading: @unchecked Sendable {
         guard let thread else { return Daemon.readDesktopSettings(environment: environment) }
         thread.join()
         return settings
+    }
+}
+
+/// Work that runs on a thread of its own, one run at a time, however often it is asked for: a
+/// request while a run is under way makes one more run after it (requests meanwhile fold into
+/// that one). So the last run starts after the last request — the newest theme wins, as two
+/// SIGHUPs close together, each on a thread of its own, did not ensure.
+package final class SerialRequests: Sendable {
+    private let threadName: String
+    /// Whether a run is under way, and whether another was asked for meanwhile.
+    private let state = Mutex((running: false, again: false))
+
+    package init(threadName: String) {
+        self.threadName = threadName
+    }
+
+    /// Runs `work` on a new thread now, or once more after the run under way (that run's `work`
+    /// again: every caller passes the same).
+    package func request(_ work: @escaping @Sendable () -> Void) {
+        let starts = state.withLock { state -> Bool in
+            if state.running {
+                state.again = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        guard starts else { return }
+        startDetachedThread(name: threadName) { [self] in
+            repeat { work() } while state.withLock { state -> Bool in
+                defer { state.again = false }
+                state.running = state.again
+                return state.again
+            }
+        }
     }
 }
