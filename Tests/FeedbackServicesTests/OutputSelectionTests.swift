@@ -1,4 +1,5 @@
 import FeedbackTestSupport
+import Glibc
 import Testing
 
 @testable import FeedbackServices
@@ -27,6 +28,26 @@ struct OutputSelectionTests {
         let unknown = AudioOutputSelection.choice(environment: ["FEEDBACKSERVICES_OUTPUT": "oss"])
         #expect(unknown.kind == nil && unknown.reason.contains("pipewire, pulseaudio, alsa, canberra"))
         #expect(throws: PlaybackError.self) { try AudioOutputSelection.automatic(environment: ["FEEDBACKSERVICES_OUTPUT": "alsa"]) }
+    }
+
+    /// `feedbackctl fire`'s early open: `automatic()` with the same environment takes the output
+    /// opened in the background, once; another environment, or a second call, opens its own.
+    @Test func anOutputOpenedInTheBackgroundIsTakenOnceForItsEnvironment() throws {
+        let server = try PipeWireTestServer.shared(named: "selection")
+        // A variable of its own, so that no other test's call matches this environment.
+        let environment = ["XDG_RUNTIME_DIR": server.runtime, "FEEDBACKSERVICES_TEST": "early open"]
+        AudioOutputSelection.openInBackground(environment: environment)
+        let other = try #require(try AudioOutputSelection.automatic(environment: ["XDG_RUNTIME_DIR": server.runtime]) as? PipeWireOutput)
+        // Long enough for the background open to be ready before the call that takes it.
+        usleep(500_000)
+        let asked = MonotonicClock.now
+        let taken = try #require(try AudioOutputSelection.automatic(environment: environment) as? PipeWireOutput)
+        let again = try #require(try AudioOutputSelection.automatic(environment: environment) as? PipeWireOutput)
+        let takenReady = try #require(taken.statistics.streamReadyTime)
+        #expect(takenReady < asked, "the taken output was ready before it was asked for")
+        #expect(try #require(again.statistics.streamReadyTime) > asked, "the second call opened its own")
+        #expect(try #require(other.statistics.streamReadyTime) != takenReady)
+        #expect(taken !== again && taken !== other)
     }
 
     @Test func aSocketNobodyListensOnIsNotPipeWire() {

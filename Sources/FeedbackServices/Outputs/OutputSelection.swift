@@ -1,5 +1,7 @@
 public import FoundationEssentials
+import Dispatch
 import Glibc
+import Synchronization
 
 /// Choosing where sounds go.
 public enum AudioOutputSelection {
@@ -47,10 +49,8 @@ public enum AudioOutputSelection {
     }
 
     /// Loads the library of the output `automatic()` would try first (libpipewire or libpulse),
-    /// and returns when it is loaded or refused. A program about to open the output calls it on a
-    /// thread of its own as early as it can, so that loading the library (libpulse and its ~30
-    /// objects take milliseconds) overlaps the program's own start. `feedbackctl fire` does, first
-    /// thing.
+    /// and returns when it is loaded or refused. `feedbackctl fire` calls it first thing, before
+    /// any other thread exists, then `openInBackground(environment:)`.
     package static func loadLibrary(environment: [String: String]) {
         switch choice(environment: environment).kind {
         case .pipeWire: _ = OptionalLibrary.pipeWire.unavailableReason
@@ -79,6 +79,16 @@ public enum AudioOutputSelection {
         server: String? = nil, timeout: Double = 2, idleTimeout: Double = 10,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(PlaybackError) -> any AudioOutput {
+        if server == nil && timeout == 2 && idleTimeout == 10, let early = EarlyOpen.take(environment: environment) {
+            return try early.get()
+        }
+        return try openFirstAnswering(server: server, timeout: timeout, idleTimeout: idleTimeout, environment: environment)
+    }
+
+    /// `automatic()`'s work: the outputs in order, until one opens.
+    private static func openFirstAnswering(
+        server: String?, timeout: Double, idleTimeout: Double, environment: [String: String]
+    ) throws(PlaybackError) -> any AudioOutput {
         let (kind, reason) = choice(server: server, environment: environment)
         guard let kind else { throw PlaybackError(.noAudioOutput(tried: [reason])) }
         var tried: [String] = []
@@ -101,6 +111,62 @@ public enum AudioOutputSelection {
             }
         }
         throw PlaybackError(.noAudioOutput(tried: tried))
+    }
+
+    /// Starts opening the output `automatic()` with its default arguments and `environment` would
+    /// open, on a thread of its own, for that call to take (the first such call after it waits
+    /// for it, then opens as usual again). `feedbackctl fire` starts it as soon as the sound
+    /// server's library is loaded, before it looks up and decodes its sound: the connection, the
+    /// stream and the wait for the server's answers then run beside that work.
+    package static func openInBackground(environment: [String: String]) {
+        EarlyOpen.start(environment: environment)
+    }
+
+    /// The output `openInBackground` is opening, or has opened, until `automatic()` takes it.
+    private enum EarlyOpen {
+        private final class Pending: Sendable {
+            let environment: [String: String]
+            let result = Mutex<Result<any AudioOutput, PlaybackError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            init(environment: [String: String]) { self.environment = environment }
+        }
+
+        private static let pending = Mutex<Pending?>(nil)
+
+        static func start(environment: [String: String]) {
+            let opening = Pending(environment: environment)
+            let started = pending.withLock { pending -> Bool in
+                guard pending == nil else { return false }
+                pending = opening
+                return true
+            }
+            guard started else { return }
+            // On another CPU than the caller's, which goes on with its own work.
+            startDetachedThread(name: "output-open", onAnotherCPU: true) {
+                let result: Result<any AudioOutput, PlaybackError>
+                do throws(PlaybackError) {
+                    result = .success(try openFirstAnswering(server: nil, timeout: 2, idleTimeout: 10, environment: environment))
+                } catch {
+                    result = .failure(error)
+                }
+                opening.result.withLock { $0 = result }
+                opening.done.signal()
+            }
+        }
+
+        /// The early open's result once it is there, if it was made for `environment` and nobody
+        /// took it yet.
+        static func take(environment: [String: String]) -> Result<any AudioOutput, PlaybackError>? {
+            let taken = pending.withLock { pending -> Pending? in
+                guard let opening = pending, opening.environment == environment else { return nil }
+                pending = nil
+                return opening
+            }
+            guard let taken else { return nil }
+            // Bounded: the open gives up after `timeout` for each output it tries.
+            taken.done.wait()
+            return taken.result.withLock { $0 }
+        }
     }
 
     private static func open(
