@@ -34,7 +34,7 @@ package struct Thread: Sendable {
 ///   its first instruction rather than taking turns with it: a kernel may queue a new thread on
 ///   its creator's CPU (this project's 2-vCPU test machine does). Once running, the thread may
 ///   again run on all of the caller's CPUs, and so may the threads it starts. For work that should
-///   overlap the caller's: `feedbackctl fire` loading libpulse while it reads its settings.
+///   overlap the caller's: `feedbackctl fire` opening the output while it looks up its sound.
 /// - Returns: the thread, to join or detach.
 /// - Throws: `Errno` when the system will not start another thread (`EAGAIN`).
 package func startThread(
