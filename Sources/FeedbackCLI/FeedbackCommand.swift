@@ -122,9 +122,9 @@ public enum FeedbackCommand {
     /// known, started only when the library was loaded.
     ///
     /// Nothing is loaded or opened for a command that renders to a file, plays through libcanberra
-    /// or ALSA, or leaves the play to a detached process, and nothing is opened for a `fire` whose
-    /// profile plays no sound; a wrong guess (the service refuses, the ID only vibrates) loads a
-    /// library that is not called, or opens a stream that closes with the process.
+    /// or ALSA, or leaves the play to a detached process, nor for a `fire` whose profile plays no
+    /// sound; a wrong guess (the service refuses, the ID only vibrates) loads a library that is not
+    /// called, or opens a stream that closes with the process.
     private static func prepareSoundOutput(command: String, options: ArraySlice<String>, environment: [String: String]) {
         let elsewhere = [SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, SoundArguments.noWait]
         guard !options.contains(where: { argument in elsewhere.contains { $0.matches(argument) } }) else { return }
@@ -135,7 +135,6 @@ public enum FeedbackCommand {
             _ = OptionalLibrary.systemd.unavailableReason
             return
         }
-        AudioOutputSelection.loadLibrary(environment: environment)
         if command == "fire" && !FeedbackSettings(environment: environment).profile.allowsSound { return }
         AudioOutputSelection.openInBackground(environment: environment)
     }

@@ -48,17 +48,6 @@ public enum AudioOutputSelection {
         return (.pulseAudio, "no PipeWire daemon answers at \(socket)")
     }
 
-    /// Loads the library of the output `automatic()` would try first (libpipewire or libpulse),
-    /// and returns when it is loaded or refused. `feedbackctl fire` calls it first thing, before
-    /// any other thread exists, then `openInBackground(environment:)`.
-    package static func loadLibrary(environment: [String: String]) {
-        switch choice(environment: environment).kind {
-        case .pipeWire: _ = OptionalLibrary.pipeWire.unavailableReason
-        case .pulseAudio: _ = OptionalLibrary.pulse.unavailableReason
-        case .alsa, .canberra, nil: break
-        }
-    }
-
     /// The automatic choice (see `choice(server:environment:)`), connected and ready so the first
     /// sound starts at once. When PipeWire was chosen but its stream does not start within
     /// `timeout`, the PulseAudio engine (through pipewire-pulse, say) is tried next; when no sound
@@ -82,14 +71,17 @@ public enum AudioOutputSelection {
         if server == nil && timeout == 2 && idleTimeout == 10, let early = EarlyOpen.take(environment: environment) {
             return try early.get()
         }
-        return try openFirstAnswering(server: server, timeout: timeout, idleTimeout: idleTimeout, environment: environment)
+        return try openFirstAnswering(
+            choice(server: server, environment: environment), server: server, timeout: timeout, idleTimeout: idleTimeout,
+            environment: environment)
     }
 
-    /// `automatic()`'s work: the outputs in order, until one opens.
+    /// `automatic()`'s work: the outputs in order, from the one `choice` names, until one opens.
     private static func openFirstAnswering(
-        server: String?, timeout: Double, idleTimeout: Double, environment: [String: String]
+        _ choice: (kind: Kind?, reason: String), server: String?, timeout: Double, idleTimeout: Double,
+        environment: [String: String]
     ) throws(PlaybackError) -> any AudioOutput {
-        let (kind, reason) = choice(server: server, environment: environment)
+        let (kind, reason) = choice
         guard let kind else { throw PlaybackError(.noAudioOutput(tried: [reason])) }
         var tried: [String] = []
         var candidates = [kind]
@@ -113,13 +105,23 @@ public enum AudioOutputSelection {
         throw PlaybackError(.noAudioOutput(tried: tried))
     }
 
-    /// Starts opening the output `automatic()` with its default arguments and `environment` would
-    /// open, on a thread of its own, for that call to take (the first such call after it waits
-    /// for it, then opens as usual again). `feedbackctl fire` starts it as soon as the sound
-    /// server's library is loaded, before it looks up and decodes its sound: the connection, the
+    /// Loads the library of the output `automatic()` with its default arguments and `environment`
+    /// would try first (libpipewire or libpulse) on the calling thread, then starts opening that
+    /// output on a thread of its own, for that call to take (the first such call after it waits
+    /// for it, then opens as usual again). `feedbackctl fire` calls it first thing, before any
+    /// other thread exists and before it looks up and decodes its sound: the connection, the
     /// stream and the wait for the server's answers then run beside that work.
     package static func openInBackground(environment: [String: String]) {
-        EarlyOpen.start(environment: environment)
+        // Chosen once, for the loading and the open (on PipeWire, the choice connects to its socket).
+        let chosen = choice(environment: environment)
+        switch chosen.kind {
+        case .pipeWire: _ = OptionalLibrary.pipeWire.unavailableReason
+        case .pulseAudio: _ = OptionalLibrary.pulse.unavailableReason
+        case .alsa, .canberra, nil: break
+        }
+        EarlyOpen.start(environment: environment) { () throws(PlaybackError) in
+            try openFirstAnswering(chosen, server: nil, timeout: 2, idleTimeout: 10, environment: environment)
+        }
     }
 
     /// The output `openInBackground` is opening, or has opened, until `automatic()` takes it.
@@ -133,7 +135,7 @@ public enum AudioOutputSelection {
 
         private static let pending = Mutex<Pending?>(nil)
 
-        static func start(environment: [String: String]) {
+        static func start(environment: [String: String], open: @escaping @Sendable () throws(PlaybackError) -> any AudioOutput) {
             let opening = Pending(environment: environment)
             let started = pending.withLock { pending -> Bool in
                 guard pending == nil else { return false }
@@ -145,7 +147,7 @@ public enum AudioOutputSelection {
             startDetachedThread(name: "output-open", onAnotherCPU: true) {
                 let result: Result<any AudioOutput, PlaybackError>
                 do throws(PlaybackError) {
-                    result = .success(try openFirstAnswering(server: nil, timeout: 2, idleTimeout: 10, environment: environment))
+                    result = .success(try open())
                 } catch {
                     result = .failure(error)
                 }
