@@ -93,10 +93,10 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
 
     /// Starts the bus (once) and the three daemons, and waits until the recorder hears the sink.
     ///
-    /// When the recorder hears nothing (WirePlumber never linked parec within 10 s: twice in this
-    /// project's CI runs so far, both in the ThreadSanitizer run, right after a test killed and
-    /// restarted the daemons), the daemons are killed and started once more, with a line saying so and the end
-    /// of WirePlumber's log; a second silence fails.
+    /// When the recorder hears nothing (WirePlumber never linked parec within 10 s: in most CI runs,
+    /// in the main run and the ThreadSanitizer run alike, always in `serverKilledMidPlay…` right
+    /// after it killed and restarted the daemons), the daemons are killed and started once more,
+    /// with a line saying so and the end of WirePlumber's log; a second silence fails.
     public func start() throws {
         do {
             try startOnce()
