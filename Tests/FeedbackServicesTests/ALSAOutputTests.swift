@@ -1,4 +1,6 @@
 import Dispatch
+import FeedbackTestSupport
+import Foundation
 import Glibc
 import Synchronization
 import Testing
@@ -70,15 +72,21 @@ struct ALSAOutputTests {
     }
 
     /// ALSA's `null` PCM takes whatever it is given: plays end `.finished`, or `.stopped` when
-    /// stopped, once each.
+    /// stopped, once each. `null` has no clock: the engine's thread writes as fast as it renders,
+    /// so a stopped play lasts 5 s, which no fill ends before the stop sent right after it arrives
+    /// (a 0.1 s one sometimes did, when a parallel test held the CPU between the play and the stop).
     @Test func playsOnTheNullPCMEndOnce() async throws {
         let output = ALSAOutput(configuration: .init(device: "null"))
         try output.prepare(timeout: 2)
-        let buffer = PCMBuffer(validSamples: [Float](repeating: 0.1, count: 4_800), channelCount: 1, sampleRate: 48_000)
+        let short = PCMBuffer(validSamples: [Float](repeating: 0.1, count: 4_800), channelCount: 1, sampleRate: 48_000)
+        let long = PCMBuffer(validSamples: [Float](repeating: 0.1, count: 240_000), channelCount: 1, sampleRate: 48_000)
         let ends = Mutex<[Int: [PlaybackEnd]]>([:])
         for index in 0..<10 {
-            let handle = output.play(buffer, queue: .global()) { end in ends.withLock { $0[index, default: []].append(end) } }
-            if index % 2 == 0 { handle.stop() }
+            let stopped = index % 2 == 0
+            let handle = output.play(stopped ? long : short, queue: .global()) { end in
+                ends.withLock { $0[index, default: []].append(end) }
+            }
+            if stopped { handle.stop() }
         }
         for _ in 0..<500 where ends.withLock({ $0.count }) < 10 { try await Task.sleep(for: .milliseconds(10)) }
         try await Task.sleep(for: .milliseconds(100))
@@ -87,6 +95,41 @@ struct ALSAOutputTests {
             #expect(seen[index] == [index % 2 == 0 ? .stopped : .finished], "play \(index): \(seen[index] ?? [])")
         }
         #expect(output.statistics.opens == 1)
+    }
+}
+
+extension ALSAOutputTests {
+    /// An open PCM writes nothing until its first sound, which then starts the device at frame 0:
+    /// before, the silence queued while the output stood ready came first, and the sound had to
+    /// be rewound into it (or, where rewinds are not allowed, waited behind it). Recorded through
+    /// libasound's `tee` PCM (the `file` plugin in front of `null`), which writes every frame the
+    /// device is given to a file.
+    @Test func aPreparedPCMStartsWithItsFirstSoundNotWithSilence() async throws {
+        let directory = TemporaryDirectory()
+        let recording = directory.file("held.raw")
+        let format: String
+        do {
+            let output = ALSAOutput(configuration: .init(device: "tee:null,'\(recording)',raw"))
+            try output.prepare(timeout: 2)
+            // Standing ready: the old engine queued its short queue of silence here.
+            try await Task.sleep(for: .milliseconds(150))
+            let buffer = PCMBuffer(validSamples: [Float](repeating: 0.5, count: 480), channelCount: 1, sampleRate: 48_000)
+            let end = await withCheckedContinuation { continuation in
+                output.play(buffer) { continuation.resume(returning: $0) }
+            }
+            #expect(end == .finished)
+            format = output.statistics.sampleFormat
+        }
+        // The output is gone and its PCM closed: the file holds everything written.
+        let bytes = try #require(FileManager.default.contents(atPath: recording).map { [UInt8]($0) })
+        let samples: [Float]
+        switch format {
+        case "FLOAT_LE": samples = stride(from: 0, to: bytes.count - 3, by: 4).map { Float(bitPattern: UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 | UInt32(bytes[$0 + 2]) << 16 | UInt32(bytes[$0 + 3]) << 24) }
+        case "S32_LE": samples = stride(from: 0, to: bytes.count - 3, by: 4).map { Float(Int32(bitPattern: UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 | UInt32(bytes[$0 + 2]) << 16 | UInt32(bytes[$0 + 3]) << 24)) / Float(Int32.max) }
+        default: samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Float(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / Float(Int16.max) }
+        }
+        let first = samples.firstIndex { abs($0) > 0.1 }
+        #expect(first == 0, "\(format): the first sound's first sample at interleaved sample \(first.map(String.init) ?? "none") of \(samples.count)")
     }
 }
 

@@ -32,6 +32,10 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// Frames kept queued in the ring.
     private var queueFrames = 0
     private var rewritesEnabled = false
+    /// Open with nothing written yet: the device starts with the first sound at frame 0, not
+    /// behind silence queued while nothing played (which the sound would then have to be
+    /// rewound into: on the VM's loopback that rewind underran at `fire`'s first play).
+    private var held = false
     private var drained: [Timeline.Command] = []
     private let scratchFrames = 4_096
     private let scratch: UnsafeMutablePointer<Float>
@@ -119,10 +123,12 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             if descriptors[0].revents != 0 { wake.drain() }
             if pcm == nil {
                 openIfWanted()
+            } else if held {
+                beginIfWanted()
             } else {
                 applyCommands()
             }
-            if pcm != nil { pump() }
+            if pcm != nil && !held { pump() }
             if pcm != nil { checkIdle() }
         }
         if pcm != nil { closeDevice(failing: PlaybackError(.outputClosed)) }
@@ -138,6 +144,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             guard let opening, !openingOverdue else { return -1 }
             return Int32(max(1, ((opening.started + ALSAOutput.openTimeout - MonotonicClock.now) * 1_000).rounded(.up)))
         }
+        // Held: nothing plays; a play wakes the thread, and the idle close is checked now and then.
+        if held { return 50 }
         let rate = Int64(configuration.sampleRate)
         var timeout: Int64 = 50
         if !rewritesEnabled {
@@ -179,28 +187,20 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         }
     }
 
-    /// Makes `device`, just opened, the PCM sounds play on.
+    /// Makes `device`, just opened, the PCM sounds play on: held until the first sound (at once
+    /// when plays already wait for it).
     private func start(_ device: ALSAPCM) {
         pcm = device
         writeIndex = 0
         lastPlayed = nil
         idleSince = nil
         rewritesEnabled = false
+        held = true
         queueFrames = min(device.bufferFrames, max(device.periodFrames, Int(configuration.shortQueueDuration * Double(device.rate))))
-        // The first sounds start at frame 0, before anything is queued: heard at once either way.
-        applyCommands()
-        pump()
-        // Whether the device lets written frames be taken back shows only once some are queued.
-        let rewindable = device.rewindable()
-        if configuration.rewinds && !device.isSharedMixer && rewindable > rewindSafety {
-            rewritesEnabled = true
-            queueFrames = device.bufferFrames
-        }
-        pump()
         statisticsState.withLock { statistics in
             statistics.opens += 1
-            statistics.rewritesEnabled = rewritesEnabled
-            statistics.rewindableFrames = max(0, rewindable)
+            statistics.rewritesEnabled = false
+            statistics.rewindableFrames = 0
             statistics.sharedMixer = device.isSharedMixer
             statistics.bufferFrames = device.bufferFrames
             statistics.periodFrames = device.periodFrames
@@ -208,7 +208,32 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             statistics.queuedFrames = queueFrames
             statistics.readyTime = MonotonicClock.now
         }
+        // Before the ready signal, as the plays queued so far are the ones the open was for: a
+        // play that comes after it wakes the thread, with whatever the caller queued next.
+        beginIfWanted()
         requests.setReady(true)
+    }
+
+    /// Starts the held device when sounds wait: they begin at frame 0, ahead of anything queued,
+    /// so the first is heard one period after its write whether or not the device can rewind.
+    private func beginIfWanted() {
+        guard held, let pcm else { return }
+        applyCommands()
+        guard !timeline.isEmpty else { return }
+        held = false
+        pump()
+        // Whether the device lets written frames be taken back shows only once some are queued.
+        let rewindable = pcm.rewindable()
+        if configuration.rewinds && !pcm.isSharedMixer && rewindable > rewindSafety {
+            rewritesEnabled = true
+            queueFrames = pcm.bufferFrames
+        }
+        pump()
+        statisticsState.withLock { statistics in
+            statistics.rewritesEnabled = rewritesEnabled
+            statistics.rewindableFrames = max(0, rewindable)
+            statistics.queuedFrames = queueFrames
+        }
     }
 
     /// Takes the queued commands and applies them where they are heard soonest: just ahead of the
@@ -309,6 +334,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// Closes the PCM; with an error, every sound playing or waiting ends `.failed` with it.
     private func closeDevice(failing error: PlaybackError?) {
         pcm = nil
+        held = false
         timeline.removeAll()
         idleSince = nil
         requests.closed(with: error)

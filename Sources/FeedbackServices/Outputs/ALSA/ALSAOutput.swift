@@ -14,7 +14,8 @@ public import Dispatch
 /// its rewinds one new sound in five came a ring late, or now and then was never heard.
 ///
 /// Lifecycle. The PCM opens on the first `play` (or `prepare()`), closes after `idleTimeout`
-/// without sound, and opens again on the next `play`. Completions: `.finished` once the device has
+/// without sound, and opens again on the next `play`. An open PCM is held (prepared, nothing
+/// written) until its first sound, which then starts the device at its own frame 0. Completions: `.finished` once the device has
 /// played the voice's last frame (its position from `snd_pcm_delay`), exactly once per play, on the
 /// caller's queue.
 ///
@@ -80,10 +81,11 @@ public final class ALSAOutput: AudioOutput, Sendable {
         public var rewrites = 0
         /// Times the PCM was opened (the first, and each reopening).
         public var opens = 0
-        /// Whether changes rewind queued audio on the PCM opened last.
+        /// Whether changes rewind queued audio on the PCM opened last. Known once its first sound
+        /// started: an open PCM writes nothing until then, so that sound begins at its frame 0.
         public var rewritesEnabled = false
         /// `snd_pcm_rewindable` on the PCM opened last, with its first audio queued: how much of
-        /// the queue the device says may be taken back.
+        /// the queue the device says may be taken back (0 until its first sound started).
         public var rewindableFrames = 0
         /// Whether dmix is in the chain of the PCM opened last (itself, or behind `plug` and the
         /// like): it then gets the short queue and no rewinds.
