@@ -161,7 +161,12 @@ enum VibrateCommand: Subcommand {
 }
 
 extension Substring {
-    fileprivate var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+    /// Without the spaces at either end (by index: `reversed()` views build generic metadata at
+    /// run time, a cost paid on the command's path).
+    fileprivate var trimmingSpaces: String {
+        guard let first = firstIndex(where: { $0 != " " }), let last = lastIndex(where: { $0 != " " }) else { return "" }
+        return String(self[first...last])
+    }
 }
 
 /// A vibration a command started and waits for (`vibrate`, `fire --vibrate`).
