@@ -457,14 +457,14 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 
 private func speedBesideAplay() throws -> String {
     let device = "plughw:Loopback,0,0"
-    let click = try buffer(tone(1_000, seconds: 0.02))
-    do { try SoundFileWriter.write(click, to: "/tmp/click.wav", format: .wav16) } catch { throw CaseFailure("write: \(error)") }
+    // The file `fire 1007` plays (the shipped theme's 16-bit WAV): aplay plays the same one.
+    let file = "/usr/share/sounds/feedbackservices/stereo/message-new-instant.wav"
     let (_, inProcess, _) = try inProcessLatencies(device)
     let capture = try LoopbackCapture()
     defer { capture.stop() }
     var statuses: [Int32] = []
     let aplay = try latencies("aplay", capture, count: 12) { _ in
-        statuses.append(try runProgram("/bin/aplay", ["-q", "-D", device, "/tmp/click.wav"], environment: []))
+        statuses.append(try runProgram("/bin/aplay", ["-q", "-D", device, file], environment: []))
     }
     let environment = [
         "FEEDBACKSERVICES_PROFILE=full", "XDG_DATA_DIRS=/usr/share", "XDG_RUNTIME_DIR=/nonexistent", "HOME=/tmp",
@@ -483,7 +483,7 @@ private func speedBesideAplay() throws -> String {
     let median = { (values: [Double]) in values.sorted()[values.count / 2] }
     let lines = [
         "in-process ALSAOutput.play \(summary(inProcess))",
-        "aplay (whole process) \(summary(aplay.map(\.ms)))",
+        "aplay message-new-instant.wav (whole process) \(summary(aplay.map(\.ms)))",
         "feedbackctl fire 1007 --pcm (whole process) \(summary(fire))",
         "feedbackctl version (start to exit, no sound) \(summary(startup))",
     ]

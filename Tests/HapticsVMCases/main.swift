@@ -19,9 +19,19 @@ let hapticsTimeLimit: UInt32 = 240
 alarm(hapticsTimeLimit)
 nonisolated(unsafe) var failures = 0
 
+/// The cases to run, from `FEEDBACK_VM_ONLY` (comma-separated names, which scripts/vm/haptics
+/// passes on through the kernel's command line); nil: all of them.
+let onlyCases: Set<String>? = getenv("FEEDBACK_VM_ONLY").map { String(cString: $0) }.flatMap { value in
+    value.isEmpty ? nil : Set(value.split(separator: ",").map(String.init))
+}
+
 /// Runs one case; it returns a note (timing errors) for the report. A case that misses only a
 /// step's timing window is tried up to three times, and every miss is printed.
 func run(_ name: String, _ body: () throws -> String) {
+    if let onlyCases, !onlyCases.contains(name) {
+        print("CASE \(name) SKIPPED (FEEDBACK_VM_ONLY)")
+        return
+    }
     var misses: [String] = []
     for _ in 1...3 {
         let started = monotonicMicroseconds()
@@ -515,5 +525,6 @@ run("daemon-led-feedback") {
     return try daemonLEDCase()
 }
 
-print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed)")
+let filtered = onlyCases.map { "; only \($0.sorted().joined(separator: ","))" } ?? ""
+print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed\(filtered))")
 exit(failures == 0 ? 0 : 1)
