@@ -221,7 +221,13 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         applyCommands()
         guard !timeline.isEmpty else { return }
         held = false
-        pump()
+        // The first fill in one write: the device starts with the first frame written (start
+        // threshold 1), so in period-sized writes it would start with one period queued.
+        let first = min(queueFrames, scratchFrames)
+        timeline.render(from: writeIndex, frames: first, into: scratch)
+        let written = pcm.write(scratch, frames: first)
+        if written < 0 && written != -Int(EAGAIN) { return recover(written) }
+        writeIndex += Int64(max(0, written))
         // Whether the device lets written frames be taken back shows only once some are queued.
         let rewindable = pcm.rewindable()
         if configuration.rewinds && !pcm.isSharedMixer && rewindable > rewindSafety {
