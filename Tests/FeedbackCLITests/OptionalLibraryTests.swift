@@ -55,6 +55,19 @@ import Testing
         #expect(objects.all.isDisjoint(with: ["libcanberra.so.0", "libevdev.so.2", "libebur128.so.1", "libasound.so.2"]))
     }
 
+    /// A `fire` whose profile plays no sound opens no output, not even in the background at
+    /// start-up: with a PulseAudio server named (which `fire 1007` would connect to first thing),
+    /// neither libpulse nor libpipewire is mapped, so no connection or stream can have been made.
+    @Test(.enabled(if: PulseAudioTestServer.shouldRun))
+    func fireUnderTheSilentProfileLoadsNoSoundServerLibrary() throws {
+        let (result, objects) = loads(
+            ["fire", "1007", "--json"], ["PULSE_SERVER=\(try PrivateSoundServer.address())", "FEEDBACKSERVICES_PROFILE=silent"])
+        #expect(result.status == 0, "\(result.errors.suffix(2_000))")
+        #expect(result.output.contains("\"silenced\""), "\(result.output)")
+        #expect(objects.all.contains("libc.so.6"), "the loader's report was not read: \(objects.all)")
+        #expect(objects.all.isDisjoint(with: ["libpulse.so.0", "libpipewire-0.3.so.0", "libasound.so.2"]), "\(objects.all)")
+    }
+
     @Test(.enabled(if: PipeWireTestServer.shouldRun, "pipewire is not installed (scripts/setup)"))
     func fireOnPipeWireMapsLibpipewire() throws {
         let server = try PipeWireTestServer.shared(named: "selection")
