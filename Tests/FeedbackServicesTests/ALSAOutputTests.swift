@@ -122,11 +122,15 @@ extension ALSAOutputTests {
         }
         // The output is gone and its PCM closed: the file holds everything written.
         let bytes = try #require(FileManager.default.contents(atPath: recording).map { [UInt8]($0) })
-        let samples: [Float]
-        switch format {
-        case "FLOAT_LE": samples = stride(from: 0, to: bytes.count - 3, by: 4).map { Float(bitPattern: UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 | UInt32(bytes[$0 + 2]) << 16 | UInt32(bytes[$0 + 3]) << 24) }
-        case "S32_LE": samples = stride(from: 0, to: bytes.count - 3, by: 4).map { Float(Int32(bitPattern: UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 | UInt32(bytes[$0 + 2]) << 16 | UInt32(bytes[$0 + 3]) << 24)) / Float(Int32.max) }
-        default: samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Float(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / Float(Int16.max) }
+        let samples: [Float] = bytes.withUnsafeBytes { raw in
+            func word<T: FixedWidthInteger>(_ index: Int, _: T.Type) -> T {
+                T(littleEndian: raw.loadUnaligned(fromByteOffset: index * MemoryLayout<T>.size, as: T.self))
+            }
+            return switch format {
+            case "FLOAT_LE": (0..<raw.count / 4).map { Float(bitPattern: word($0, UInt32.self)) }
+            case "S32_LE": (0..<raw.count / 4).map { Float(word($0, Int32.self)) / Float(Int32.max) }
+            default: (0..<raw.count / 2).map { Float(word($0, Int16.self)) / Float(Int16.max) }
+            }
         }
         let first = samples.firstIndex { abs($0) > 0.1 }
         #expect(first == 0, "\(format): the first sound's first sample at interleaved sample \(first.map(String.init) ?? "none") of \(samples.count)")

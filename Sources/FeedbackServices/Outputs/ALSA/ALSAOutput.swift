@@ -15,9 +15,9 @@ public import Dispatch
 ///
 /// Lifecycle. The PCM opens on the first `play` (or `prepare()`), closes after `idleTimeout`
 /// without sound, and opens again on the next `play`. An open PCM is held (prepared, nothing
-/// written) until its first sound, which then starts the device at its own frame 0. Completions: `.finished` once the device has
-/// played the voice's last frame (its position from `snd_pcm_delay`), exactly once per play, on the
-/// caller's queue.
+/// written) until its first sound, which then starts the device at its own frame 0. Completions:
+/// `.finished` once the device has played the voice's last frame (its position from
+/// `snd_pcm_delay`), exactly once per play, on the caller's queue.
 ///
 /// Faults. An underrun or a suspend is recovered (`snd_pcm_recover`) and counted; the sounds play
 /// on. A device another program holds fails the play `.deviceBusy`; no such device, or one that
