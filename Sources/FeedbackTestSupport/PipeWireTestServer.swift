@@ -95,17 +95,36 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     ///
     /// When the recorder hears nothing (WirePlumber never linked parec within 10 s: in most CI runs,
     /// in the main run and the ThreadSanitizer run alike, always in `serverKilledMidPlay…` right
-    /// after it killed and restarted the daemons), the daemons are killed and started once more,
-    /// with a line saying so and the end of WirePlumber's log; a second silence fails.
+    /// after it killed and restarted the daemons; 8 runs of that test alone never showed it), the
+    /// daemons are killed and started once more, with a line saying so, the graph's ports and
+    /// links as PipeWire then had them (whether parec's ports existed, and what they were linked
+    /// to) and the end of WirePlumber's log (which said nothing so far); a second silence fails.
     public func start() throws {
         do {
             try startOnce()
         } catch let failure as TestFailure where failure.description == MonitorRecorder.silence {
             let log = (try? String(contentsOfFile: directory.file("wireplumber.log"), encoding: .utf8)) ?? ""
-            print("PipeWireTestServer: \(failure); starting the daemons again. wireplumber.log ends: \(log.suffix(600))")
+            print(
+                "PipeWireTestServer: \(failure); starting the daemons again. The graph then (pw-link -oil): \(graph()) "
+                    + "wireplumber.log ends: \(log.suffix(600))")
             kill()
             try startOnce()
         }
+    }
+
+    /// PipeWire's ports and links (`pw-link --output --input --links`), or why there is no list;
+    /// at most 5 s, for a daemon that does not answer.
+    private func graph() -> String {
+        var variables: [String: String] = [:]
+        for entry in environment {
+            let name = String(entry.prefix { $0 != "=" })
+            variables[name] = String(entry.dropFirst(name.count + 1))
+        }
+        guard let child = try? ChildProcess("/usr/bin/pw-link", ["--output", "--input", "--links"], environment: variables, watched: false)
+        else { return "(pw-link did not start)" }
+        guard child.wait(timeout: 5) != nil else { return "(pw-link had no answer within 5 s)" }
+        let listing = child.output + child.errors
+        return listing.count > 3_000 ? "…" + String(listing.suffix(3_000)) : listing
     }
 
     private func startOnce() throws {
