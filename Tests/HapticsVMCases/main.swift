@@ -25,9 +25,14 @@ let onlyCases: Set<String>? = getenv("FEEDBACK_VM_ONLY").map { String(cString: $
     value.isEmpty ? nil : Set(value.split(separator: ",").map(String.init))
 }
 
+/// The names `run` was called with: a name in `onlyCases` that is none of them is a typo, and fails
+/// the run rather than passing with nothing run.
+nonisolated(unsafe) var caseNames: Set<String> = []
+
 /// Runs one case; it returns a note (timing errors) for the report. A case that misses only a
 /// step's timing window is tried up to three times, and every miss is printed.
 func run(_ name: String, _ body: () throws -> String) {
+    caseNames.insert(name)
     if let onlyCases, !onlyCases.contains(name) {
         print("CASE \(name) SKIPPED (FEEDBACK_VM_ONLY)")
         return
@@ -525,6 +530,10 @@ run("daemon-led-feedback") {
     return try daemonLEDCase()
 }
 
+if let unknown = onlyCases?.subtracting(caseNames), !unknown.isEmpty {
+    failures += 1
+    print("CASE FEEDBACK_VM_ONLY FAIL names no case: \(unknown.sorted().joined(separator: ", "))")
+}
 let filtered = onlyCases.map { "; only \($0.sorted().joined(separator: ","))" } ?? ""
 print("HAPTICS-VM-VERDICT \(failures == 0 ? "PASS" : "FAIL") (\(failures) failed\(filtered))")
 exit(failures == 0 ? 0 : 1)
