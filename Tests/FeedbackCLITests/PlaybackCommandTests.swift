@@ -203,11 +203,26 @@ import FeedbackTestSupport
         let source = "/tmp/feedbackctl-long-\(getpid()).wav"
         defer { unlink(source) }
         try writeLongSound(to: source)
-        let started = Date()
-        let result = runProcess(
-            feedbackctlBinary, ["play", source], environment: ["PULSE_SERVER=\(server)"], interruptAfter: 0.5)
-        #expect(result.status == 130, "\(result.errors)")
-        #expect(result.errors == "Error: interrupted; the sound or vibration was stopped\n")
-        #expect(Date().timeIntervalSince(started) < 3)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = server
+        let child = try ChildProcess(feedbackctlBinary, ["play", source], environment: environment, watched: false)
+        // Ctrl-C once the command's own stream is on the server, and 0.5 s more: at a fixed 0.5 s
+        // after the spawn it came, under the whole suite's load, before the sound had started (a
+        // CI run). The stream alone does not say the sound started: `play` opens the output in
+        // the background while it decodes the file (the stream is there, held, before the play).
+        let deadline = MonotonicClock.now + 5
+        var playing = false
+        while !playing && MonotonicClock.now < deadline {
+            let inputs = runProcess("/usr/bin/pactl", ["--server=\(server)", "list", "sink-inputs"])
+            playing = inputs.output.contains("application.process.id = \"\(child.pid)\"")
+            if !playing { usleep(20_000) }
+        }
+        #expect(playing, "no stream of feedbackctl (pid \(child.pid)) on the server within 5 s: \(child.errors)")
+        usleep(500_000)
+        let interrupted = MonotonicClock.now
+        child.signal(SIGINT)
+        #expect(child.wait() == 130, "\(child.errors)")
+        #expect(child.errors == "Error: interrupted; the sound or vibration was stopped\n")
+        #expect(MonotonicClock.now - interrupted < 2)
     }
 }

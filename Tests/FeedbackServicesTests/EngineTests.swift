@@ -398,7 +398,11 @@ extension AudioServerSuites {
             // PipeWireOutput: within a graph cycle (`pipeWireQuantum`) and a little.
             let cycle = Double(EngineRoute.pipeWireQuantum) / 48_000
             let limit = route == .pulseAudio ? 0.02 : route == .pipeWire ? 0.01 + cycle : 0.035
-            #expect(onsets.allSatisfy { $0 < limit }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
+            // The mode this guards against delays every new stream by the 50 ms queue; one late
+            // onset of twenty, short of that, is the loaded machine (a CI run: 38 ms once on
+            // pipewire-pulse, the other nineteen 1-15 ms).
+            let late = onsets.filter { $0 >= limit }
+            #expect(late.count <= 1 && late.allSatisfy { $0 < 0.05 }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
         }
 
         @Test func anUnreachableServerFailsEveryPlayOnce() {
