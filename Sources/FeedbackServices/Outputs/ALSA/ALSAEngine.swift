@@ -223,11 +223,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         held = false
         // The first fill in one write: the device starts with the first frame written (start
         // threshold 1), so in period-sized writes it would start with one period queued.
-        let first = min(queueFrames, scratchFrames)
-        timeline.render(from: writeIndex, frames: first, into: scratch)
-        let written = pcm.write(scratch, frames: first)
-        if written < 0 && written != -Int(EAGAIN) { return recover(written) }
-        writeIndex += Int64(max(0, written))
+        pump(largestWrite: scratchFrames)
+        guard self.pcm != nil else { return }
         // Whether the device lets written frames be taken back shows only once some are queued.
         let rewindable = pcm.rewindable()
         if configuration.rewinds && !pcm.isSharedMixer && rewindable > rewindSafety {
@@ -270,8 +267,9 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         if wasIdle && !timeline.isEmpty { progressTime = MonotonicClock.now }
     }
 
-    /// Fills the queue, then retires the voices the device has played.
-    private func pump() {
+    /// Fills the queue, a period at a time unless `largestWrite` allows more, then retires the
+    /// voices the device has played.
+    private func pump(largestWrite: Int? = nil) {
         guard let pcm else { return }
         let free = pcm.available()
         if free < 0 { return recover(free) }
@@ -279,7 +277,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         while missing > 0 {
             // A period at a time: after a rewind the device has only `rewindSafety` queued, which
             // it must not play out while the rest of the ring is rendered.
-            let frames = min(missing, pcm.periodFrames, scratchFrames)
+            let frames = min(missing, largestWrite ?? pcm.periodFrames, scratchFrames)
             timeline.render(from: writeIndex, frames: frames, into: scratch)
             let written = pcm.write(scratch, frames: frames)
             if written == -Int(EAGAIN) { break }
