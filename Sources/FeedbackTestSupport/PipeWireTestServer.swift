@@ -115,12 +115,9 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     /// PipeWire's ports and links (`pw-link --output --input --links`), or why there is no list;
     /// at most 5 s, for a daemon that does not answer.
     private func graph() -> String {
-        var variables: [String: String] = [:]
-        for entry in environment {
-            let name = String(entry.prefix { $0 != "=" })
-            variables[name] = String(entry.dropFirst(name.count + 1))
-        }
-        guard let child = try? ChildProcess("/usr/bin/pw-link", ["--output", "--input", "--links"], environment: variables, watched: false)
+        guard
+            let child = try? ChildProcess(
+                "/usr/bin/pw-link", ["--output", "--input", "--links"], environment: merging(environment, into: [:]), watched: false)
         else { return "(pw-link did not start)" }
         guard child.wait(timeout: 5) != nil else { return "(pw-link had no answer within 5 s)" }
         let listing = child.output + child.errors

@@ -36,17 +36,23 @@ public func builtProduct(_ name: String) -> String {
     return directory + "/" + name
 }
 
+/// `base` with each `NAME=value` of `entries` set in it (a later entry wins).
+public func merging(_ entries: [String], into base: [String: String]) -> [String: String] {
+    var merged = base
+    for entry in entries {
+        let name = String(entry.prefix { $0 != "=" })
+        merged[name] = String(entry.dropFirst(name.count + 1))
+    }
+    return merged
+}
+
 /// Runs a program to completion and collects its status and output; `environment` entries
 /// (`NAME=value`) are added to this process's environment; `interruptAfter` sends SIGINT after
 /// that many seconds.
 public func runProcess(
     _ path: String, _ arguments: [String], environment: [String] = [], interruptAfter: Double? = nil
 ) -> ProcessResult {
-    var merged = ProcessInfo.processInfo.environment
-    for entry in environment {
-        let name = String(entry.prefix { $0 != "=" })
-        merged[name] = String(entry.dropFirst(name.count + 1))
-    }
+    let merged = merging(environment, into: ProcessInfo.processInfo.environment)
     let child: ChildProcess
     do {
         child = try ChildProcess(path, arguments, environment: merged, watched: false)
