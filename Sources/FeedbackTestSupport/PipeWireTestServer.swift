@@ -43,7 +43,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
 
     /// Whether the programs it needs are installed.
     public static var available: Bool {
-        let programs = ["pipewire", "wireplumber", "pipewire-pulse", "dbus-daemon", "parec"]
+        let programs = ["pipewire", "wireplumber", "pipewire-pulse", "dbus-daemon", "parec", "pactl"]
         return programs.allSatisfy { access("/usr/bin/\($0)", X_OK) == 0 }
     }
 
@@ -62,7 +62,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
         try instances.withLock { instances in
             if let instance = instances[name] { return instance }
             guard available else {
-                throw TestFailure("pipewire, wireplumber, pipewire-pulse, dbus-daemon and parec are needed (scripts/setup installs them)")
+                throw TestFailure("pipewire, wireplumber, pipewire-pulse, dbus-daemon, parec and pactl are needed (scripts/setup installs them)")
             }
             let server = PipeWireTestServer(recording: recording, minimumQuantum: minimumQuantum)
             try server.start()
@@ -145,7 +145,27 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
         try waitFor("\(runtime)/pulse/native", "pipewire-pulse")
         // The recorder's stream is linked only once WirePlumber runs: audio arriving proves the
         // whole chain is up.
-        if recording { recorder = try MonitorRecorder(server: server, sink: Self.sink, environment: environment) }
+        if recording {
+            try waitForPulseAnswer()
+            recorder = try MonitorRecorder(server: server, sink: Self.sink, environment: environment)
+        }
+    }
+
+    /// Waits (at most 10 s) until pipewire-pulse answers `pactl info` and knows the null sink. Its
+    /// socket exists before it serves: in the one retry whose graph was listed (right after a kill
+    /// and restart), parec had connected, yet its record stream never became a PipeWire node.
+    private func waitForPulseAnswer() throws {
+        let deadline = MonotonicClock.now + 10
+        var last = ""
+        while MonotonicClock.now < deadline {
+            let child = try ChildProcess(
+                "/usr/bin/pactl", ["--server=\(server)", "list", "short", "sinks"], environment: merging(environment, into: [:]),
+                watched: false)
+            if child.wait(timeout: 2) == 0, child.output.contains(Self.sink) { return }
+            last = child.output + child.errors
+            usleep(20_000)
+        }
+        throw TestFailure("pipewire-pulse did not list the sink \(Self.sink) within 10 s: \(last.suffix(400))")
     }
 
     private func writeConfiguration() throws {
