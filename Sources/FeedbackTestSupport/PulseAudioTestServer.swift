@@ -289,6 +289,21 @@ public final class MonitorRecorder: @unchecked Sendable {
         return nil
     }
 
+    /// What the recorder has from frame `start` on, for a failure's message when `firstSound` gave
+    /// up: "the recorder stalled" (few frames, the last chunk long ago) and "silence was recorded"
+    /// (the frames are there, their peak is low) call for different fixes.
+    public func heard(after start: Int) -> String {
+        let now = MonotonicClock.now
+        return state.withLock { state in
+            let frames = state.samples.count / 2
+            let from = min(max(start, 0), frames) * 2
+            let peak = state.samples[from...].reduce(Float(0)) { max($0, abs($1)) }
+            let last = state.arrivals.last.map { "\(Int((now - $0.time) * 1_000)) ms ago" } ?? "never"
+            return "the recorder has \(frames - from / 2) frames after frame \(start) (peak \(peak)), "
+                + "\(frames) in all; its last chunk came \(last)\(state.finished ? "; parec has ended" : "")"
+        }
+    }
+
     /// Waits until `seconds` more audio has been recorded.
     public func wait(seconds: Double) {
         waitUntil(recorded: frameCount + Int(seconds * 48_000), timeout: seconds + 5)

@@ -40,7 +40,7 @@ extension AudioServerSuites {
             let ends = EndRecorder()
             output.play(fileAt: path, completion: ends.completion)
             #expect(ends.wait()?.end == .finished)
-            let onset = try #require(server.recorder.firstSound(after: mark))
+            let onset = try #require(server.recorder.firstSound(after: mark), "\(server.recorder.heard(after: mark))")
             let match = Analysis.bestCorrelation(sound.samples, server.recorder.channel(0, from: onset), lags: -200...200)
             #expect(match.value >= 0.99, "correlation \(match.value)")
             usleep(100_000)
@@ -56,7 +56,7 @@ extension AudioServerSuites {
                 let ends = EndRecorder()
                 output.play(sound, completion: ends.completion)
                 #expect(ends.wait()?.end == .finished)
-                let onset = try #require(server.recorder.firstSound(after: mark))
+                let onset = try #require(server.recorder.firstSound(after: mark), "\(server.recorder.heard(after: mark))")
                 let match = Analysis.bestCorrelation(sound.samples, server.recorder.channel(1, from: onset), lags: -200...200)
                 #expect(match.value >= 0.99)
             }

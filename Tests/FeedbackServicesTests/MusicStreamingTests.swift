@@ -146,7 +146,7 @@ extension AudioServerSuites {
             manager.playMusic(music, fadeIn: false)
             #expect(manager.isPlayingMusic)
             usleep(1_500_000)
-            let onset = try #require(server.recorder.firstSound(after: mark))
+            let onset = try #require(server.recorder.firstSound(after: mark), "\(server.recorder.heard(after: mark))")
             let start = Array(server.recorder.channel(0, from: onset).prefix(rate))
             // Tone amplitudes rather than zero crossings: a server under-run on a loaded machine leaves
             // a short gap, which barely changes an amplitude over a second.
