@@ -93,6 +93,11 @@ let package = Package(
             name: "generate-sound-theme",
             dependencies: ["SoundSynthesis"],
             swiftSettings: strict),
+        // The start-up floor `feedbackbench --only startup` measures feedbackctl against.
+        .executableTarget(
+            name: "startup-floor",
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(executableLinking)]),
         .executableTarget(
             name: "feedbackbench",
             dependencies: ["FeedbackServices", "FeedbackBus", "FeedbackTestSupport", "CSndFile", "CCanberra", "CMixReference"],

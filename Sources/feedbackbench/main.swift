@@ -1,6 +1,6 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|command|daemon|daemon-fire|pipewire|pipewire-load]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|startup|command|daemon|daemon-fire|pipewire|pipewire-load]
 // (daemon-fire: only the daemon section's `feedbackctl fire` through the service against paplay;
 // pipewire-load: only the pipewire section's tones under load)
 import FeedbackServices
@@ -14,7 +14,7 @@ import FoundationEssentials
 setvbuf(stdout, nil, _IOLBF, 0)
 
 var iterations = 15
-let figures = ["registration", "volume", "engine", "start", "command", "daemon", "daemon-fire", "pipewire", "pipewire-load"]
+let figures = ["registration", "volume", "engine", "start", "startup", "command", "daemon", "daemon-fire", "pipewire", "pipewire-load"]
 var only: Set<String> = Set(figures).subtracting(["daemon-fire", "pipewire-load"])
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
@@ -61,6 +61,10 @@ if only.contains("engine") {
 if only.contains("start") {
     print("")
     StreamStartBenchmark(plays: max(100, iterations * 2)).run()
+}
+if only.contains("startup") {
+    print("")
+    StartupBenchmark(runs: max(200, iterations * 2)).run()
 }
 if only.contains("command") {
     print("")

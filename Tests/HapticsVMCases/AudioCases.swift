@@ -472,12 +472,19 @@ private func speedBesideAplay() throws -> String {
     let fire = try latencies("feedbackctl fire", capture, count: 12) { _ in
         statuses.append(try runProgram("/bin/feedbackctl", ["fire", "1007", "--pcm", device], environment: environment))
     }.map(\.ms)
-    // How much of a whole-process figure is the process itself: `feedbackctl version` start to exit.
-    var startup: [Double] = []
+    // How much of a whole-process figure is the process itself, start to exit, interleaved:
+    // `feedbackctl version`, startup-floor (a Swift program that only prints, linked as feedbackctl
+    // is: what any of ours pays) and `aplay --version` (libasound loaded, nothing played).
+    let starts: [(path: String, arguments: [String])] = [
+        ("/bin/feedbackctl", ["version"]), ("/bin/startup-floor", []), ("/bin/aplay", ["--version"]),
+    ]
+    var startTimes = [[Double]](repeating: [], count: starts.count)
     for _ in 0..<12 {
-        let started = monotonicMicroseconds()
-        statuses.append(try runProgram("/bin/feedbackctl", ["version"], environment: environment))
-        startup.append(Double(monotonicMicroseconds() - started) / 1_000)
+        for (index, program) in starts.enumerated() {
+            let started = monotonicMicroseconds()
+            statuses.append(try runProgram(program.path, program.arguments, environment: environment))
+            startTimes[index].append(Double(monotonicMicroseconds() - started) / 1_000)
+        }
     }
     try expect(statuses.allSatisfy { $0 == 0 }, "exit statuses \(statuses)")
     let median = { (values: [Double]) in values.sorted()[values.count / 2] }
@@ -485,7 +492,9 @@ private func speedBesideAplay() throws -> String {
         "in-process ALSAOutput.play \(summary(inProcess))",
         "aplay message-new-instant.wav (whole process) \(summary(aplay.map(\.ms)))",
         "feedbackctl fire 1007 --pcm (whole process) \(summary(fire))",
-        "feedbackctl version (start to exit, no sound) \(summary(startup))",
+        "feedbackctl version (start to exit, no sound) \(summary(startTimes[0]))",
+        "startup-floor (a Swift program that prints a line) \(summary(startTimes[1]))",
+        "aplay --version (start to exit) \(summary(startTimes[2]))",
     ]
     for line in lines { print("ALSA-SPEED \(line)") }
     let reference = median(aplay.map(\.ms))
