@@ -151,7 +151,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
         }
     }
 
-    /// Waits (at most 10 s) until pipewire-pulse answers `pactl info` and knows the null sink. Its
+    /// Waits (at most 10 s) until pipewire-pulse lists the null sink (`pactl list short sinks`). Its
     /// socket exists before it serves: in the one retry whose graph was listed (right after a kill
     /// and restart), parec had connected, yet its record stream never became a PipeWire node.
     private func waitForPulseAnswer() throws {
