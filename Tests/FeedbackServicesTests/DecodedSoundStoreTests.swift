@@ -123,6 +123,30 @@ import Testing
         }
     }
 
+    /// The checksum's pass also tells whether every sample is finite (two samples a word, with no
+    /// branch): a NaN or an infinity anywhere — either half of a word, or an odd last sample — is
+    /// caught, and no finite value is taken for one; the checksum sees every sample.
+    @Test func theChecksumPassFindsEveryNonFiniteSample() {
+        let finite: [Float] = [
+            0, -0, 1, -1, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNonzeroMagnitude,
+            .leastNormalMagnitude, -.leastNonzeroMagnitude, 0.5, 3.4e38, Float(bitPattern: 0x7F7F_FFFF),
+        ]
+        for count in [0, 1, 2, 3, 12, 13] {
+            let samples = Array((finite + finite).prefix(count))
+            #expect(DecodedSoundStore.checksum(samples).allFinite, "\(count) finite samples")
+            for position in samples.indices {
+                for bad in [Float.nan, .infinity, -.infinity, Float(bitPattern: 0xFFC0_0001), Float(bitPattern: 0x7F80_0001)] {
+                    var damaged = samples
+                    damaged[position] = bad
+                    #expect(!DecodedSoundStore.checksum(damaged).allFinite, "\(bad.bitPattern) at \(position) of \(count)")
+                }
+                var changed = samples
+                changed[position] = changed[position] == 1 ? 2 : 1
+                #expect(DecodedSoundStore.checksum(changed).value != DecodedSoundStore.checksum(samples).value)
+            }
+        }
+    }
+
     /// An entry far over what a sound may take is refused by its size, before a byte is read.
     @Test func anOversizedEntryIsRefusedUnread() throws {
         let path = try tone("a.wav", frequency: 440)

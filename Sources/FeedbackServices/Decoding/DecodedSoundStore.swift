@@ -33,7 +33,7 @@ struct DecodedSoundStore: Sendable {
     /// The longest path an entry records.
     static let maximumPathBytes = 4_096
 
-    private static let magic: UInt64 = 0x3130_4d43_5053_4246  // "FBSPCM01", little-endian
+    private static let magic: UInt64 = 0x3230_4d43_5053_4246  // "FBSPCM02", little-endian (01: a checksum per sample)
     private static let headerWords = 12
     private static let headerBytes = headerWords * 8
 
@@ -93,7 +93,9 @@ struct DecodedSoundStore: Sendable {
             initialized = complete ? count : 0
         }
         // The checksum catches damage; finite values are what every PCMBuffer promises.
-        guard complete, Self.checksum(samples) == header[11], samples.allSatisfy(\.isFinite) else { return nil }
+        guard complete else { return nil }
+        let (checksum, allFinite) = Self.checksum(samples)
+        guard checksum == header[11], allFinite else { return nil }
         return PCMBuffer(validSamples: samples, channelCount: Int(channels), sampleRate: sampleRate)
     }
 
@@ -114,7 +116,7 @@ struct DecodedSoundStore: Sendable {
         (header[4], header[5], header[6]) = (stamp.device, stamp.inode, UInt64(bitPattern: stamp.size))
         (header[7], header[8]) = (UInt64(bitPattern: Int64(stamp.seconds)), UInt64(bitPattern: Int64(stamp.nanoseconds)))
         header[9] = UInt64(path.count)
-        header[11] = Self.checksum(buffer.samples)
+        header[11] = Self.checksum(buffer.samples).value
         let final = entryPath(for: source, sampleRate: buffer.sampleRate)
         let temporary = "\(directory)/.\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         // Not AtomicFile.write: an entry needs no fsync (a torn one is a miss), must not follow a
@@ -135,11 +137,36 @@ struct DecodedSoundStore: Sendable {
             seconds: Int(Int64(bitPattern: header[7])), nanoseconds: Int(Int64(bitPattern: header[8])))
     }
 
-    /// FNV-1a over the samples' bit patterns: a damaged entry is a miss, not a noise.
-    private static func checksum(_ samples: [Float]) -> UInt64 {
-        var hash = FNV1a()
-        for sample in samples { hash.mix(UInt64(sample.bitPattern)) }
-        return hash.value
+    /// FNV-1a over the samples' bit patterns, two samples to a 64-bit word (an odd last one alone),
+    /// and whether every sample is finite, in one pass: a damaged entry is a miss, not a noise.
+    /// A sample is not finite when its exponent bits are all set: per 32-bit lane, `x` = the
+    /// exponent bits left clear is zero then, which `(x - 1) & ~x` shows in the lane's top bit
+    /// (a borrow into the high lane only comes from a low lane that is zero, already flagged).
+    /// With `allSatisfy(\.isFinite)` in a second pass and a word per sample, this was 0.38 M of
+    /// the 2.6 M instructions `fire 1007`'s main thread runs; the whole read now takes 0.17 M (callgrind).
+    static func checksum(_ samples: [Float]) -> (value: UInt64, allFinite: Bool) {
+        samples.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return (FNV1a().value, true) }
+            let exponents: UInt64 = 0x7F80_0000_7F80_0000
+            var hash = FNV1a()
+            var flags: UInt64 = 0
+            var offset = 0
+            let whole = bytes.count & ~7
+            while offset < whole {
+                let word = (base + offset).loadUnaligned(as: UInt64.self)
+                hash.mix(word)
+                let clear = ~word & exponents
+                flags |= (clear &- 0x0000_0001_0000_0001) & ~clear
+                offset &+= 8
+            }
+            if whole < bytes.count {
+                let last = UInt64((base + whole).loadUnaligned(as: UInt32.self))
+                hash.mix(last)
+                let clear = ~last & exponents & 0xFFFF_FFFF
+                flags |= (clear &- 1) & ~clear
+            }
+            return (hash.value, flags & 0x8000_0000_8000_0000 == 0)
+        }
     }
 
     /// Creates the directory and its missing parents (0700); true when it is a directory now.
