@@ -179,6 +179,19 @@ import Testing
         _ = try lookUp(other)
         #expect(access(entry(other), F_OK) == 0, "not written within the budget")
 
+        // Full again, by count: an entry that is a miss (here damaged; an older format alike) is
+        // still replaced in place, or every process would decode that sound again.
+        for index in 0..<(DecodedSoundStore.maximumEntries - 1) {
+            #expect(close(open("\(store.directory)/\(index).pcm", O_CREAT | O_WRONLY, 0o600)) == 0)
+        }
+        let damaged = open(entry(other), O_WRONLY)
+        #expect(pwrite(damaged, [UInt8(0xFF)], 1, 0) == 1)  // the magic
+        close(damaged)
+        #expect(stored(other) == nil)
+        #expect(compare(try lookUp(other), try decodedDirectly(other)) == "same")
+        #expect(compare(stored(other), try decodedDirectly(other)) == "same", "a damaged entry of a full store was not replaced")
+        for index in 0..<(DecodedSoundStore.maximumEntries - 1) { unlink("\(store.directory)/\(index).pcm") }
+
         // A store where a file stands in the way of its directory: decoded, nothing stored.
         let blocked = DecodedSoundStore(directory: directory.file("a.wav/decoded"))
         #expect(compare(try Self.lookUp(path, in: blocked), try decodedDirectly(path)) == "same")

@@ -101,13 +101,21 @@ struct DecodedSoundStore: Sendable {
 
     /// Stores `buffer` as the decoding of `source` as `stamp` describes it. Does nothing when the
     /// directory cannot be made or written, when it holds `maximumEntries` entries already or the
-    /// entry would take it over `maximumBytes`, or for a path over `maximumPathBytes`.
+    /// entry would take it over `maximumBytes`, or for a path over `maximumPathBytes`. An entry
+    /// already at the new one's place (stale, damaged, of an older format) is replaced, and its room
+    /// counts as free: a full store would otherwise miss on that sound in every process, decoding
+    /// it each time (what a format change did to a store filled by earlier versions).
     func write(_ buffer: PCMBuffer, for source: String, stamp: FileStamp) {
         let path = Array(source.utf8)
         let bytes = Self.headerBytes + path.count + buffer.samples.count * MemoryLayout<Float>.size
+        let final = entryPath(for: source, sampleRate: buffer.sampleRate)
         guard path.count <= Self.maximumPathBytes, buffer.channelCount == 1 || buffer.channelCount == 2, makeDirectory(),
-            let (count, used) = usage(), count < Self.maximumEntries, used + bytes <= Self.maximumBytes
+            let (count, used) = usage()
         else { return }
+        var replaced = stat()
+        let replacing = lstat(final, &replaced) == 0 && replaced.st_mode & S_IFMT == S_IFREG
+        let (others, otherBytes) = replacing ? (count - 1, used - Int(replaced.st_size)) : (count, used)
+        guard others < Self.maximumEntries, otherBytes + bytes <= Self.maximumBytes else { return }
         var header = [UInt64](repeating: 0, count: Self.headerWords)
         header[0] = Self.magic
         header[1] = UInt64(buffer.sampleRate)
@@ -117,7 +125,6 @@ struct DecodedSoundStore: Sendable {
         (header[7], header[8]) = (UInt64(bitPattern: Int64(stamp.seconds)), UInt64(bitPattern: Int64(stamp.nanoseconds)))
         header[9] = UInt64(path.count)
         header[11] = Self.checksum(buffer.samples).value
-        let final = entryPath(for: source, sampleRate: buffer.sampleRate)
         let temporary = "\(directory)/.\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         // Not AtomicFile.write: an entry needs no fsync (a torn one is a miss), must not follow a
         // symlink at its path, and is written from the samples without a copy into bytes.
