@@ -156,41 +156,55 @@ import Testing
         #expect(compare(try lookUp(path), try decodedDirectly(path)) == "same")
     }
 
-    @Test func aFullStoreWritesNoMoreAndAnUnwritableOneIsNoError() throws {
+    /// A file in the store, its access and modification times set `secondsAgo` in the past.
+    func filler(_ name: String, bytes: Int = 0, secondsAgo: Int) -> String {
+        let path = "\(store.directory)/\(name)"
+        #expect(close(open(path, O_CREAT | O_WRONLY, 0o600)) == 0)
+        if bytes > 0 { #expect(truncate(path, off_t(bytes)) == 0) }  // sparse
+        let when = timespec(tv_sec: time(nil) - secondsAgo, tv_nsec: 0)
+        #expect(utimensat(AT_FDCWD, path, [when, when], 0) == 0)
+        return path
+    }
+
+    /// A store full by count or by bytes makes room by removing the entries used least recently,
+    /// never more than it needs, and not one used just now; an entry that is a miss in place is
+    /// replaced; a store that cannot be made is no error.
+    @Test func aFullStoreMakesRoomFromItsLeastRecentlyUsedEntries() throws {
         let path = try tone("a.wav", frequency: 440)
         #expect(mkdir(directory.file("cache"), 0o700) == 0)
         #expect(mkdir(directory.file("cache/feedbackservices"), 0o700) == 0)
         #expect(mkdir(store.directory, 0o700) == 0)
-        for index in 0..<DecodedSoundStore.maximumEntries {
-            #expect(close(open("\(store.directory)/\(index).pcm", O_CREAT | O_WRONLY, 0o600)) == 0)
-        }
+        // Full by count: 0.pcm is the least recently used.
+        let count = DecodedSoundStore.maximumEntries
+        let fillers = (0..<count).map { filler("\($0).pcm", secondsAgo: 10_000 - $0) }
         #expect(compare(try lookUp(path), try decodedDirectly(path)) == "same")
-        #expect(access(entry(path), F_OK) != 0)
+        #expect(compare(stored(path), try decodedDirectly(path)) == "same", "not stored in a store full by count")
+        #expect(access(fillers[0], F_OK) != 0, "the least recently used entry stayed")
+        #expect(fillers.dropFirst().allSatisfy { access($0, F_OK) == 0 }, "more than one entry went")
+        fillers.forEach { unlink($0) }
 
-        // A store whose entries take its whole budget (one sparse file of that size) takes no more.
-        for index in 0..<DecodedSoundStore.maximumEntries { unlink("\(store.directory)/\(index).pcm") }
-        let big = "\(store.directory)/big.pcm"
-        #expect(close(open(big, O_CREAT | O_WRONLY, 0o600)) == 0)
-        #expect(truncate(big, off_t(DecodedSoundStore.maximumBytes)) == 0)
+        // Full by bytes (one sparse file of the whole budget, used long ago; another used just now
+        // that must stay): the old one goes.
+        let big = filler("big.pcm", bytes: DecodedSoundStore.maximumBytes - 4_096, secondsAgo: 10_000)
+        let recent = filler("recent.pcm", bytes: 2_048, secondsAgo: 0)
         let other = try tone("other.wav", frequency: 660)
         #expect(compare(try lookUp(other), try decodedDirectly(other)) == "same")
-        #expect(access(entry(other), F_OK) != 0, "written over the byte budget")
-        unlink(big)
-        _ = try lookUp(other)
-        #expect(access(entry(other), F_OK) == 0, "not written within the budget")
+        #expect(compare(stored(other), try decodedDirectly(other)) == "same", "not stored in a store full by bytes")
+        #expect(access(big, F_OK) != 0, "the least recently used entry stayed")
+        #expect(access(recent, F_OK) == 0, "a recently used entry went")
+        #expect(compare(stored(path), try decodedDirectly(path)) == "same", "an entry within the budget went")
 
-        // Full again, by count: an entry that is a miss (here damaged; an older format alike) is
-        // still replaced in place, or every process would decode that sound again.
-        for index in 0..<(DecodedSoundStore.maximumEntries - 1) {
-            #expect(close(open("\(store.directory)/\(index).pcm", O_CREAT | O_WRONLY, 0o600)) == 0)
-        }
+        // Full by count again, the entry itself damaged: it is replaced in place, and the others
+        // stay (its own room is enough).
+        let newer = (0..<(count - 3)).map { filler("\($0).pcm", secondsAgo: 5_000) }
         let damaged = open(entry(other), O_WRONLY)
         #expect(pwrite(damaged, [UInt8(0xFF)], 1, 0) == 1)  // the magic
         close(damaged)
         #expect(stored(other) == nil)
         #expect(compare(try lookUp(other), try decodedDirectly(other)) == "same")
         #expect(compare(stored(other), try decodedDirectly(other)) == "same", "a damaged entry of a full store was not replaced")
-        for index in 0..<(DecodedSoundStore.maximumEntries - 1) { unlink("\(store.directory)/\(index).pcm") }
+        #expect(newer.allSatisfy { access($0, F_OK) == 0 } && access(recent, F_OK) == 0, "an entry went that did not need to")
+        newer.forEach { unlink($0) }
 
         // A store where a file stands in the way of its directory: decoded, nothing stored.
         let blocked = DecodedSoundStore(directory: directory.file("a.wav/decoded"))

@@ -23,12 +23,12 @@ struct DecodedSoundStore: Sendable {
     /// The directory holding the entries.
     let directory: String
 
-    /// Entries beyond which nothing more is written (sounds of files since removed stay until
-    /// someone clears the directory): 512, several themes' worth.
+    /// The most entries the store holds: 512, several themes' worth. A write into a full store
+    /// first removes the least recently used entries (see `write`).
     static let maximumEntries = 512
-    /// Bytes beyond which nothing more is written: 64 MiB, a whole theme as 32-bit float several
-    /// times over (the shipped one takes 11 MB), and at most a few long sounds (a 30 s stereo
-    /// sound takes 11.5 MB).
+    /// The most bytes the store holds: 64 MiB, a whole theme as 32-bit float several times over
+    /// (the shipped one takes 11 MB), and at most a few long sounds (a 30 s stereo sound takes
+    /// 11.5 MB). A write that would go over it first removes the least recently used entries.
     static let maximumBytes = 64 << 20
     /// The longest path an entry records.
     static let maximumPathBytes = 4_096
@@ -100,22 +100,32 @@ struct DecodedSoundStore: Sendable {
     }
 
     /// Stores `buffer` as the decoding of `source` as `stamp` describes it. Does nothing when the
-    /// directory cannot be made or written, when it holds `maximumEntries` entries already or the
-    /// entry would take it over `maximumBytes`, or for a path over `maximumPathBytes`. An entry
-    /// already at the new one's place (stale, damaged, of an older format) is replaced, and its room
-    /// counts as free: a full store would otherwise miss on that sound in every process, decoding
-    /// it each time (what a format change did to a store filled by earlier versions).
+    /// directory cannot be made or written, or for a path over `maximumPathBytes`. An entry already
+    /// at the new one's place (stale, damaged, of an older format) is replaced. When the store
+    /// would hold more than `maximumEntries` entries or `maximumBytes` bytes, the entries used
+    /// least recently make room first — by access time, or modification time when later (a write;
+    /// with `relatime` a read moves the access time once a day at most, with `noatime` never, and
+    /// the order is then the order they were written): sounds of files since removed, or of a
+    /// theme no longer used, go; a full store never stops keeping the sounds played now. Only
+    /// regular files named as entries are removed, never a temporary being written.
     func write(_ buffer: PCMBuffer, for source: String, stamp: FileStamp) {
         let path = Array(source.utf8)
         let bytes = Self.headerBytes + path.count + buffer.samples.count * MemoryLayout<Float>.size
         let final = entryPath(for: source, sampleRate: buffer.sampleRate)
         guard path.count <= Self.maximumPathBytes, buffer.channelCount == 1 || buffer.channelCount == 2, makeDirectory(),
-            let (count, used) = usage()
+            let listing = usage()
         else { return }
-        var replaced = stat()
-        let replacing = lstat(final, &replaced) == 0 && replaced.st_mode & S_IFMT == S_IFREG
-        let (others, otherBytes) = replacing ? (count - 1, used - Int(replaced.st_size)) : (count, used)
-        guard others < Self.maximumEntries, otherBytes + bytes <= Self.maximumBytes else { return }
+        // The entry being replaced counts as free room; the others, least recently used first.
+        let finalName = String(final.dropFirst(directory.count + 1))
+        let others = listing.entries.filter { $0.name != finalName }.sorted { $0.lastUse < $1.lastUse }
+        var count = listing.entries.count - (others.count < listing.entries.count ? 1 : 0) + listing.otherNames
+        var used = listing.bytes - (listing.entries.first { $0.name == finalName }?.bytes ?? 0)
+        for entry in others where count >= Self.maximumEntries || used + bytes > Self.maximumBytes {
+            guard unlink("\(directory)/\(entry.name)") == 0 || errno == ENOENT else { continue }
+            count -= 1
+            used -= entry.bytes
+        }
+        guard count < Self.maximumEntries, used + bytes <= Self.maximumBytes else { return }
         var header = [UInt64](repeating: 0, count: Self.headerWords)
         header[0] = Self.magic
         header[1] = UInt64(buffer.sampleRate)
@@ -185,14 +195,29 @@ struct DecodedSoundStore: Sendable {
 
     /// The entries in the directory and the bytes they take (temporary files included); nil when
     /// it cannot be read.
-    private func usage() -> (count: Int, bytes: Int)? {
+    /// What the directory holds: its entries (regular files not starting with "."), with their
+    /// size and last use; how many other names it has that count as entries (anything else not
+    /// starting with ".": a symlink or folder in an entry's place); and the bytes of everything in
+    /// it, temporaries included.
+    private func usage() -> (entries: [(name: String, bytes: Int, lastUse: Double)], otherNames: Int, bytes: Int)? {
         guard let names = try? System.directoryEntries(directory) else { return nil }
+        var entries: [(name: String, bytes: Int, lastUse: Double)] = []
+        var otherNames = 0
         var bytes = 0
         for name in names {
             var info = stat()
-            if lstat("\(directory)/\(name)", &info) == 0 { bytes += Int(info.st_size) }
+            guard lstat("\(directory)/\(name)", &info) == 0 else { continue }
+            bytes += Int(info.st_size)
+            guard !name.hasPrefix(".") else { continue }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                otherNames += 1
+                continue
+            }
+            let accessed = Double(info.st_atim.tv_sec) + Double(info.st_atim.tv_nsec) * 1e-9
+            let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) * 1e-9
+            entries.append((name, Int(info.st_size), max(accessed, modified)))
         }
-        return (names.count { !$0.hasPrefix(".") }, bytes)
+        return (entries, otherNames, bytes)
     }
 }
 
