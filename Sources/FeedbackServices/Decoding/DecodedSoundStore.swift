@@ -107,7 +107,7 @@ struct DecodedSoundStore: Sendable {
     /// with `relatime` a read moves the access time once a day at most, with `noatime` never, and
     /// the order is then the order they were written): sounds of files since removed, or of a
     /// theme no longer used, go; a full store never stops keeping the sounds played now. Only
-    /// regular files named as entries are removed, never a temporary being written.
+    /// regular files whose names do not start with "." are removed: never a temporary being written.
     func write(_ buffer: PCMBuffer, for source: String, stamp: FileStamp) {
         let path = Array(source.utf8)
         let bytes = Self.headerBytes + path.count + buffer.samples.count * MemoryLayout<Float>.size
