@@ -193,12 +193,10 @@ struct DecodedSoundStore: Sendable {
         return stat(directory, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
-    /// The entries in the directory and the bytes they take (temporary files included); nil when
-    /// it cannot be read.
     /// What the directory holds: its entries (regular files not starting with "."), with their
     /// size and last use; how many other names it has that count as entries (anything else not
     /// starting with ".": a symlink or folder in an entry's place); and the bytes of everything in
-    /// it, temporaries included.
+    /// it, temporaries included. Nil when it cannot be read.
     private func usage() -> (entries: [(name: String, bytes: Int, lastUse: Double)], otherNames: Int, bytes: Int)? {
         guard let names = try? System.directoryEntries(directory) else { return nil }
         var entries: [(name: String, bytes: Int, lastUse: Double)] = []
