@@ -118,7 +118,7 @@ struct DecodedSoundStore: Sendable {
         // The entry being replaced counts as free room; the others, least recently used first.
         let finalName = String(final.dropFirst(directory.count + 1))
         let others = listing.entries.filter { $0.name != finalName }.sorted { $0.lastUse < $1.lastUse }
-        var count = listing.entries.count - (others.count < listing.entries.count ? 1 : 0) + listing.otherNames
+        var count = others.count + listing.otherNames
         var used = listing.bytes - (listing.entries.first { $0.name == finalName }?.bytes ?? 0)
         for entry in others where count >= Self.maximumEntries || used + bytes > Self.maximumBytes {
             guard unlink("\(directory)/\(entry.name)") == 0 || errno == ENOENT else { continue }
