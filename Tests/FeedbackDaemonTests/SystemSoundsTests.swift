@@ -647,11 +647,11 @@ struct FeedbackctlThroughTheServiceTests {
         #expect(!daemon.errors.dropFirst(logged).contains(asked), "\(daemon.errors)")
     }
 
-    /// A `seconds`-long tone registered with `feedbackctl register`; its ID.
-    private func registeredTone(_ harness: DaemonHarness, seconds: Double) throws -> UInt32 {
-        let samples = (0..<Int(48_000 * seconds)).map { Float(0.5 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+    /// A `seconds`-long tone of `frequency` Hz registered with `feedbackctl register`; its ID.
+    private func registeredTone(_ harness: DaemonHarness, seconds: Double, frequency: Double = 440) throws -> UInt32 {
+        let samples = (0..<Int(48_000 * seconds)).map { Float(0.5 * sin(2 * Double.pi * frequency * Double($0) / 48_000)) }
         let buffer = try SoundDecoder().decode(samples: samples, sampleRate: 48_000, channelCount: 1)
-        let path = harness.directory.file("tone-\(seconds).wav")
+        let path = harness.directory.file("tone-\(seconds)-\(frequency).wav")
         try SoundFileWriter.write(buffer, to: path, format: .wav16)
         let registered = feedbackctl(harness, ["register", path])
         return try #require(UInt32(registered.output.filter(\.isNumber)), "\(registered.errors)")
@@ -683,12 +683,15 @@ struct FeedbackctlThroughTheServiceTests {
     @Test func stopLeavesOtherClientsPlaysAlone() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()
+        // Two tones, not one twice: the same tone started a D-Bus round trip (~1.1 ms, half of
+        // 440 Hz's period) later can cancel the first (a CI run heard a peak of 0.04 with both playing).
         let id = try registeredTone(harness, seconds: 3)
+        let otherID = try registeredTone(harness, seconds: 3, frequency: 660)
         let before = recorder.frameCount
         // Another program's play, and one it detached in a group of its own.
         let other = try ChildProcess(
             DaemonTools.python,
-            ["-u", "-c", SystemSoundsClient.script, "play", "\(id)", "play", "\(id)", "detached=org.example.Other", "wait", "2"],
+            ["-u", "-c", SystemSoundsClient.script, "play", "\(id)", "play", "\(otherID)", "detached=org.example.Other", "wait", "2"],
             environment: harness.environment())
         #expect(other.waitForOutput(containing: "play ", timeout: 10) != nil, "\(other.errors)")
         // Heard before the stop, so that a quiet or late start is told apart from a stop that

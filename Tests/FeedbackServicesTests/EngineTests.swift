@@ -199,9 +199,9 @@ extension AudioServerSuites {
             let left = server.recorder.channel(0, from: onset)
             let last = try #require(left.lastIndex { abs($0) > 0.001 })
             let lastHeard = try #require(server.recorder.arrivalTime(ofFrame: onset + last))
-            // Finished is reported after the last sample reached the server (a few ms of clock
-            // jitter allowed), and promptly.
-            #expect(time >= lastHeard - 0.005, "reported \((lastHeard - time) * 1000) ms early")
+            // Finished is reported after the last sample reached the server (the recorder's
+            // jitter on the route allowed), and promptly.
+            #expect(time >= lastHeard - route.monitorJitter, "reported \((lastHeard - time) * 1000) ms early")
             #expect(time <= lastHeard + 0.05, "reported \((time - lastHeard) * 1000) ms late")
         }
 
@@ -358,8 +358,13 @@ extension AudioServerSuites {
                 let frame = try #require(server.recorder.firstSound(after: mark, threshold: 0.1, timeout: 2))
                 onsets.append(try #require(server.recorder.arrivalTime(ofFrame: frame)) - start)
             }
+            // Behind the queue would be 50 ms or more, every time. The median is held to the route's
+            // figure; each onset only to below the queue, because a busy 2-core machine (the daemon
+            // suite's flood test runs beside this one) once delayed one of four by 22 ms.
             let limit = route == .pulseAudio ? 0.02 : 0.035
-            #expect(onsets.allSatisfy { $0 < limit }, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
+            let sorted = onsets.sorted()
+            let median = (sorted[1] + sorted[2]) / 2
+            #expect(median < limit && sorted.last! < limit + 0.025, "onsets: \(onsets.map { ($0 * 1000).rounded() })")
         }
 
         /// The first sound on a stream just coming to be is heard at once, not a queue's length
