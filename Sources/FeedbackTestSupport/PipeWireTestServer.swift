@@ -155,17 +155,11 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     /// socket exists before it serves: in the one retry whose graph was listed (right after a kill
     /// and restart), parec had connected, yet its record stream never became a PipeWire node.
     private func waitForPulseAnswer() throws {
-        let deadline = MonotonicClock.now + 10
-        var last = ""
-        while MonotonicClock.now < deadline {
-            let child = try ChildProcess(
-                "/usr/bin/pactl", ["--server=\(server)", "list", "short", "sinks"], environment: merging(environment, into: [:]),
-                watched: false)
-            if child.wait(timeout: 2) == 0, child.output.contains(Self.sink) { return }
-            last = child.output + child.errors
-            usleep(20_000)
+        let listed = waitForPactl(
+            server: server, ["list", "short", "sinks"], environment: environment, timeout: 10) { $0.contains(Self.sink) }
+        guard listed.satisfied else {
+            throw TestFailure("pipewire-pulse did not list the sink \(Self.sink) within 10 s: \(listed.last.suffix(400))")
         }
-        throw TestFailure("pipewire-pulse did not list the sink \(Self.sink) within 10 s: \(last.suffix(400))")
     }
 
     private func writeConfiguration() throws {

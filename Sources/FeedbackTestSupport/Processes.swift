@@ -67,6 +67,31 @@ public func runProcess(
     return ProcessResult(status: status, output: child.output, errors: child.errors)
 }
 
+/// Runs `pactl --server=SERVER ARGUMENTS` every 20 ms until its standard output satisfies
+/// `satisfied` or `timeout` seconds have passed. Each run is bounded to 2 s: a server that hangs
+/// (SIGSTOPped) answers nothing, and that run is killed, not waited for. `environment` entries
+/// (`NAME=value`) are added to this process's environment.
+/// - Returns: whether a run satisfied it, and the last run's output and errors (for the message).
+public func waitForPactl(
+    server: String, _ arguments: [String], environment: [String] = [], timeout: Double,
+    until satisfied: (String) -> Bool
+) -> (satisfied: Bool, last: String) {
+    let merged = merging(environment, into: ProcessInfo.processInfo.environment)
+    let deadline = MonotonicClock.now + timeout
+    var last = ""
+    repeat {
+        if let child = try? ChildProcess("/usr/bin/pactl", ["--server=\(server)"] + arguments, environment: merged, watched: false) {
+            let status = child.wait(timeout: 2)
+            if status == 0, satisfied(child.output) { return (true, child.output) }
+            last = child.output + child.errors + (status == nil ? "(pactl did not answer within 2 s)" : "")
+        } else {
+            last = "cannot run /usr/bin/pactl"
+        }
+        usleep(20_000)
+    } while MonotonicClock.now < deadline
+    return (false, last)
+}
+
 /// A program started for a test: its standard input held open when asked (a pipe the test
 /// closes), its standard output and error in files. Killed (SIGKILL) and reaped when released if
 /// it still runs, and, when `watched`, by a watchdog if the test run dies first.

@@ -41,6 +41,16 @@ func repeatMeasure(_ count: Int, _ body: () throws -> Void) rethrows -> Timings 
 /// Runs a program to completion, its output discarded, in this process's environment or in
 /// `environment` (`NAME=value` entries); returns -1 if it cannot be run.
 func runProgram(_ path: String, _ arguments: [String], environment: [String]? = nil) -> Int32 {
+    guard let pid = spawnProgram(path, arguments, environment: environment),
+        let (_, status) = try? System.waitpid(pid)
+    else { return -1 }
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+}
+
+/// Starts a program (found on PATH) with its standard output and error to /dev/null, in this
+/// process's environment or in `environment` (`NAME=value` entries); its process ID, or nil if
+/// it could not be started. The caller waits for it.
+func spawnProgram(_ path: String, _ arguments: [String], environment: [String]? = nil) -> pid_t? {
     var pid: pid_t = 0
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
@@ -52,9 +62,7 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String]? = 
     let envp = environment.map { $0.map { strdup($0) } + [nil] }
     defer { envp?.forEach { free($0) } }
     let spawned = envp.map { posix_spawnp(&pid, path, &actions, nil, argv, $0) } ?? posix_spawnp(&pid, path, &actions, nil, argv, environ)
-    guard spawned == 0 else { return -1 }
-    guard let (_, status) = try? System.waitpid(pid) else { return -1 }
-    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+    return spawned == 0 ? pid : nil
 }
 
 /// Whether a program is on PATH.

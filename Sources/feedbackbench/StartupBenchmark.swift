@@ -52,16 +52,8 @@ struct StartupBenchmark {
     /// Runs `command` with its output to /dev/null; its time from `posix_spawn` to its exit and its
     /// minor page faults, or nil when it could not start or failed.
     private static func timed(_ command: [String]) -> (Double, Int)? {
-        var pid: pid_t = 0
-        let argv = command.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let start = MonotonicClock.now
-        guard posix_spawnp(&pid, command[0], &actions, nil, argv, environ) == 0 else { return nil }
+        guard let pid = spawnProgram(command[0], Array(command.dropFirst())) else { return nil }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {

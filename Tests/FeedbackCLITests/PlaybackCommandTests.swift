@@ -203,21 +203,17 @@ import FeedbackTestSupport
         let source = "/tmp/feedbackctl-long-\(getpid()).wav"
         defer { unlink(source) }
         try writeLongSound(to: source)
-        var environment = ProcessInfo.processInfo.environment
-        environment["PULSE_SERVER"] = server
-        let child = try ChildProcess(feedbackctlBinary, ["play", source], environment: environment, watched: false)
+        let child = try ChildProcess(
+            feedbackctlBinary, ["play", source], environment: merging(["PULSE_SERVER=\(server)"], into: ProcessInfo.processInfo.environment),
+            watched: false)
         // Ctrl-C once the command's own stream is on the server, and 0.5 s more: at a fixed 0.5 s
         // after the spawn it came, under the whole suite's load, before the sound had started (a
         // CI run). The stream alone does not say the sound started: `play` opens the output in
         // the background while it decodes the file (the stream is there, held, before the play).
-        let deadline = MonotonicClock.now + 5
-        var playing = false
-        while !playing && MonotonicClock.now < deadline {
-            let inputs = runProcess("/usr/bin/pactl", ["--server=\(server)", "list", "sink-inputs"])
-            playing = inputs.output.contains("application.process.id = \"\(child.pid)\"")
-            if !playing { usleep(20_000) }
+        let playing = waitForPactl(server: server, ["list", "sink-inputs"], timeout: 5) {
+            $0.contains("application.process.id = \"\(child.pid)\"")
         }
-        #expect(playing, "no stream of feedbackctl (pid \(child.pid)) on the server within 5 s: \(child.errors)")
+        #expect(playing.satisfied, "no stream of feedbackctl (pid \(child.pid)) on the server within 5 s: \(child.errors)")
         usleep(500_000)
         let interrupted = MonotonicClock.now
         child.signal(SIGINT)

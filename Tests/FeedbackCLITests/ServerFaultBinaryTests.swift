@@ -45,12 +45,7 @@ struct ServerFaultBinaryTests {
         let child = try start(["play"] + output.arguments + [source], on: server)
         // Stopped once it plays: a server stopped before the stream exists is the other test's
         // case (a fixed 0.3 s, on a loaded machine, sometimes was).
-        let playing = MonotonicClock.now + 5
-        while runProcess("/usr/bin/pactl", ["--server=\(server.server)", "list", "short", "sink-inputs"]).output.isEmpty,
-            MonotonicClock.now < playing
-        {
-            usleep(20_000)
-        }
+        _ = waitForPactl(server: server.server, ["list", "short", "sink-inputs"], timeout: 5) { !$0.isEmpty }
         let started = MonotonicClock.now
         usleep(300_000)
         server.stop()

@@ -356,14 +356,10 @@ extension AudioServerSuites {
             #expect(await collected.value == observer.all)
         }
 
-        /// Waits up to 3 s for a stream on the server whose `pactl list sink-inputs` entry has `text`.
-        private func waitForSinkInput(containing text: String) throws -> Bool {
-            let deadline = MonotonicClock.now + 3
-            while !(try pactl(server, ["list", "sink-inputs"]).contains(text)) {
-                guard MonotonicClock.now < deadline else { return false }
-                usleep(20_000)
-            }
-            return true
+        /// Waits up to 3 s for a stream on the server whose `pactl list sink-inputs` entry has
+        /// `text`; the last listing when none came.
+        private func waitForSinkInput(containing text: String) -> (satisfied: Bool, last: String) {
+            waitForPactl(server: server.server, ["list", "sink-inputs"], timeout: 3) { $0.contains(text) }
         }
 
         @Test func isPlayingMusicFollowsTheEngineAndTheRoleFollowsAllowsBackgroundMusic() throws {
@@ -372,7 +368,8 @@ extension AudioServerSuites {
             #expect(!manager.isPlayingMusic)
             manager.playMusic("song", looping: false, fadeIn: false)
             #expect(manager.isPlayingMusic)
-            #expect(try waitForSinkInput(containing: "media.role = \"music\""))
+            let music = waitForSinkInput(containing: "media.role = \"music\"")
+            #expect(music.satisfied, "no stream with the music role: \(music.last)")
             // A track that is not looping ends by itself, and the manager says so.
             let deadline = MonotonicClock.now + 3
             while manager.isPlayingMusic && MonotonicClock.now < deadline { usleep(10_000) }
@@ -381,9 +378,8 @@ extension AudioServerSuites {
             manager.allowsBackgroundMusic = true
             manager.musicFadeDuration = 0.2
             manager.playMusic("other")
-            if !(try waitForSinkInput(containing: "media.role = \"game\"")) {
-                Issue.record("no stream with the game role: \(try pactl(server, ["list", "sink-inputs"]))")
-            }
+            let game = waitForSinkInput(containing: "media.role = \"game\"")
+            #expect(game.satisfied, "no stream with the game role: \(game.last)")
             manager.stopMusic()
             #expect(manager.isPlayingMusic, "still playing while it fades out")
             let faded = MonotonicClock.now + 3

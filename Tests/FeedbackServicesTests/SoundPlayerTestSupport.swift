@@ -61,20 +61,6 @@ func residentMemory() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-/// Runs `pactl` against `server` and returns its standard output.
-func pactl(_ server: PulseAudioTestServer, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
-    process.arguments = ["--server=\(server.server)"] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
-}
-
 /// Levels of a recording in windows of `window` frames: mean square of each.
 func windowPowers(_ samples: [Float], window: Int) -> [Double] {
     stride(from: 0, to: samples.count - window + 1, by: window).map { start in
