@@ -404,9 +404,10 @@ public final class TemporaryDirectory: Sendable {
 
     public init() {
         var template = Array("/tmp/feedbackservices-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(made != nil, "mkdtemp failed")
-        path = String(cString: template)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            preconditionFailure("mkdtemp failed: \(Errno.current)")
+        }
+        path = String(cString: made)
     }
 
     deinit {

@@ -1,4 +1,4 @@
-public import Glibc
+import Glibc
 
 /// A Unix socket that takes connections and never answers, as a hung sound server would: the
 /// kernel completes each connection from the listen backlog and nothing ever reads or writes.
