@@ -141,14 +141,19 @@ struct VMDaemon {
     /// feedbackservicesd's PID.
     let daemon: pid_t
     /// What both run with, and what `gdbus` needs to reach the bus.
-    let environment = [
-        "PATH=/bin", "HOME=/tmp", "XDG_CONFIG_HOME=/tmp/config", "XDG_RUNTIME_DIR=/tmp",
-        "DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/vm-bus", "FEEDBACK_THEME=/tmp/vm-theme.json",
-        "PULSE_SERVER=unix:/tmp/no-sound-server",
-    ]
+    let environment: [String]
 
-    /// Starts both and waits until the daemon owns org.sigxcpu.Feedback.
-    init(theme: String) throws(CaseFailure) {
+    /// Starts both and waits until the daemon owns org.sigxcpu.Feedback; `extraEnvironment`
+    /// (`NAME=value`) is added to what both run with, an entry replacing the default of its name
+    /// (`PULSE_SERVER=`, empty, lets the service fall back to ALSA).
+    init(theme: String, extraEnvironment: [String] = []) throws(CaseFailure) {
+        let name = { (entry: String) in entry.prefix { $0 != "=" } }
+        let replaced = Set(extraEnvironment.map(name))
+        environment = [
+            "PATH=/bin", "HOME=/tmp", "XDG_CONFIG_HOME=/tmp/config", "XDG_RUNTIME_DIR=/tmp",
+            "DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/vm-bus", "FEEDBACK_THEME=/tmp/vm-theme.json",
+            "PULSE_SERVER=unix:/tmp/no-sound-server",
+        ].filter { !replaced.contains(name($0)) } + extraEnvironment
         let tools = ["/bin/dbus-daemon", "/bin/gdbus", "/bin/feedbackservicesd"]
         for tool in tools where access(tool, X_OK) != 0 { throw CaseFailure("\(tool) is not in the initramfs") }
         let config = """
@@ -185,6 +190,11 @@ struct VMDaemon {
 
     /// What the daemon logged so far.
     var log: String { readLog("/tmp/vm-daemon.log") }
+
+    /// `feedbackctl ARGUMENTS` with what the service runs with, to its end.
+    func feedbackctl(_ arguments: [String]) -> (status: Int32, output: String) {
+        runToEnd("/bin/feedbackctl", arguments, environment)
+    }
 
     /// `gdbus call` of org.sigxcpu.Feedback's `method` with `arguments`.
     func call(_ method: String, _ arguments: [String]) -> (status: Int32, output: String) {
