@@ -20,6 +20,13 @@ public enum AudioOutputSelection {
     /// The environment variable that forces one output: `pipewire`, `pulseaudio`, `alsa` or `canberra`.
     public static let environmentVariable = "FEEDBACKSERVICES_OUTPUT"
 
+    /// How long `automatic()` and `alsa(device:)` wait for an output to open, by default, in seconds.
+    public static let defaultTimeout = 2.0
+
+    /// After how many seconds without sound the outputs they open close, by default (they open
+    /// again at the next sound).
+    public static let defaultIdleTimeout = 10.0
+
     /// Which output `automatic()` would try first here, and why, without connecting to anything
     /// but PipeWire's socket (a connect and close: well under a millisecond).
     ///
@@ -65,10 +72,13 @@ public enum AudioOutputSelection {
     ///     process's environment.
     /// - Throws: `PlaybackError` `.noAudioOutput`, naming each output tried and why it failed.
     public static func automatic(
-        server: String? = nil, timeout: Double = 2, idleTimeout: Double = 10,
+        server: String? = nil, timeout: Double = defaultTimeout, idleTimeout: Double = defaultIdleTimeout,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(PlaybackError) -> any AudioOutput {
-        if server == nil && timeout == 2 && idleTimeout == 10, let early = EarlyOpen.take(environment: environment) {
+        // The early open was made with the defaults: only a call asking for them may take it.
+        if server == nil && timeout == defaultTimeout && idleTimeout == defaultIdleTimeout,
+            let early = EarlyOpen.take(environment: environment)
+        {
             return try early.get()
         }
         return try openFirstAnswering(
@@ -120,7 +130,8 @@ public enum AudioOutputSelection {
         case .alsa, .canberra, nil: break
         }
         EarlyOpen.start(environment: environment) { () throws(PlaybackError) in
-            try openFirstAnswering(chosen, server: nil, timeout: 2, idleTimeout: 10, environment: environment)
+            try openFirstAnswering(
+                chosen, server: nil, timeout: defaultTimeout, idleTimeout: defaultIdleTimeout, environment: environment)
         }
     }
 
@@ -204,7 +215,9 @@ public enum AudioOutputSelection {
     /// after `idleTimeout` seconds without sound.
     /// - Throws: `PlaybackError` `.deviceBusy` or `.deviceUnavailable` when it does not open within
     ///   `timeout` seconds.
-    public static func alsa(device: String, timeout: Double = 2, idleTimeout: Double = 10) throws(PlaybackError) -> ALSAOutput {
+    public static func alsa(
+        device: String, timeout: Double = defaultTimeout, idleTimeout: Double = defaultIdleTimeout
+    ) throws(PlaybackError) -> ALSAOutput {
         let output = ALSAOutput(configuration: .init(device: device, idleTimeout: idleTimeout))
         try output.prepare(timeout: timeout)
         return output
