@@ -18,10 +18,11 @@ enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The server it plays to.
     var server: SoundServerKind { self == .pulseAudio ? .pulseAudio : .pipeWire }
 
-    /// How much earlier than its true arrival `MonitorRecorder.arrivalTime(ofFrame:)` may place
-    /// a frame on this route's monitor, in seconds: PulseAudio's monitor reaches the recorder
-    /// within 1 ms; recorded through pipewire-pulse from PipeWire's null sink, up to 6 ms late
-    /// for one frame (a CI run saw a completion 7.75 ms "early" against a 5 ms allowance).
+    /// How much later than a frame's true arrival at this route's monitor
+    /// `MonitorRecorder.arrivalTime(ofFrame:)` may place it, in seconds (an upper bound: so a
+    /// completion on time may look that much early): PulseAudio's monitor reaches the recorder
+    /// within 1 ms; recorded through pipewire-pulse from PipeWire's null sink, up to 6 ms late for
+    /// one frame (a CI run saw a completion 7.75 ms "early" against a 5 ms allowance).
     var monitorJitter: Double { self == .pulseAudio ? 0.005 : 0.01 }
 
     /// The smallest graph cycle, in frames, of the PipeWire that PipeWireOutput is tested on

@@ -498,6 +498,7 @@ private func speedBesideAplay() throws -> String {
         ])
     defer { service.stop() }
     let first = service.feedbackctl(["fire", "1007", "--json"])
+    statuses.append(first.status)
     let throughService: [Double]
     do {
         throughService = try latencies("feedbackctl fire through feedbackservicesd", capture, count: 12) { _ in
