@@ -171,8 +171,10 @@ public final class ChildProcess: @unchecked Sendable {
         stdinFD = -1
     }
 
-    /// Sends it `signal`.
+    /// Sends it `signal`, unless it has ended and been reaped: its process ID may then be
+    /// another process's (IDs wrap at 32,768 here, within one test run).
     public func signal(_ signal: Int32) {
+        guard status == nil else { return }
         kill(pid, signal)
     }
 
@@ -201,11 +203,15 @@ public final class ChildProcess: @unchecked Sendable {
     /// What it wrote to standard error so far.
     public var errors: String { read("err") }
 
-    /// Waits until its standard output has a line containing `text`; returns that line.
+    /// Waits until its standard output has a whole line (one ended by a newline) containing
+    /// `text`; returns that line. Never part of one: `python3 -u` writes each argument of a
+    /// `print` on its own, so "ended 1" can be read before " finished played\n" is written.
     public func waitForOutput(containing text: String, timeout: Double) -> String? {
         let deadline = MonotonicClock.now + timeout
         repeat {
-            if let line = output.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
+            let output = output
+            let whole = output.lastIndex(of: "\n").map { output[...$0] } ?? ""
+            if let line = whole.split(separator: "\n").first(where: { $0.contains(text) }) { return String(line) }
             usleep(5_000)
         } while MonotonicClock.now < deadline
         return nil

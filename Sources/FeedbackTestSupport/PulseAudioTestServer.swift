@@ -136,6 +136,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    private let stopped = Atomic(false)
     private static let reserved = Atomic(0)
     private let pid: pid_t
     private let fd: Int32
@@ -197,8 +198,10 @@ public final class MonitorRecorder: @unchecked Sendable {
         state.withLock { $0.finished = true }
     }
 
-    /// Ends parec with `signal` and waits for it and the thread reading it.
+    /// Ends parec with `signal` and waits for it and the thread reading it. Once: a second call
+    /// would signal a reused process ID and close a reused descriptor.
     public func stop(signal: Int32 = SIGTERM) {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Glibc.kill(pid, signal)
         _ = try? System.waitpid(pid)
         thread?.join()
@@ -370,12 +373,28 @@ public func spawn(
     return pid
 }
 
-/// Starts a watchdog (a shell loop) that kills `pid` once this process is gone, however it ended:
-/// a crashed or killed test run must not leave servers behind (`atexit` runs only on a normal exit).
+/// Starts a watchdog (a shell loop) that kills `pid`, a child not yet reaped, once this process
+/// is gone, however it ended: a crashed or killed test run must not leave servers behind
+/// (`atexit` runs only on a normal exit). The watchdog follows the process by its ID *and* start
+/// time: once the child has ended and been reaped, its ID may be another process's (IDs wrap at
+/// 32,768 here, within one test run), which the watchdog must neither wait for nor kill.
 public func killWhenTestsEnd(_ pid: pid_t) {
-    let watch = "while kill -0 \(getpid()) 2>/dev/null && kill -0 \(pid) 2>/dev/null; do sleep 1; done; "
-        + "kill -0 \(getpid()) 2>/dev/null || kill -9 \(pid) 2>/dev/null"
+    guard let start = processStartTime(pid) else { return }
+    // Field 22 of /proc/PID/stat: the fields after the parenthesised name, the 20th of them.
+    let alive = "[ \"$(sed 's/.*) //' /proc/\(pid)/stat 2>/dev/null | cut -d' ' -f20)\" = \(start) ]"
+    let watch = "while kill -0 \(getpid()) 2>/dev/null && \(alive); do sleep 1; done; "
+        + "kill -0 \(getpid()) 2>/dev/null || { \(alive) && kill -9 \(pid) 2>/dev/null; }"
     try? startOrphan("/bin/sh", ["-c", "(\(watch)) &"])
+}
+
+/// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`): with the
+/// ID, it names one process for the life of the system.
+func processStartTime(_ pid: pid_t) -> UInt64? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let nameEnd = stat.lastIndex(of: ")")
+    else { return nil }
+    let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+    return fields.count >= 20 ? UInt64(fields[19]) : nil
 }
 
 /// Runs a shell command line whose background job outlives it, and reaps the shell at once, so
