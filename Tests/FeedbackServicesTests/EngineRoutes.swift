@@ -63,6 +63,9 @@ protocol EngineOutput: AudioOutput {
     var streamReadyTime: Double? { get }
     /// Connections made so far.
     var connections: Int { get }
+    /// Times the server ran out of this output's queued audio (PulseAudio's underflows,
+    /// PipeWire's xruns).
+    var underflowCount: Int { get }
 }
 
 extension PulseAudioOutput: EngineOutput {
