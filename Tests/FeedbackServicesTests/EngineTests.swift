@@ -46,21 +46,11 @@ extension AudioServerSuites {
 
         func mono(_ samples: [Float]) -> PCMBuffer { Signal.buffer(samples, channels: 1, rate: rate) }
 
-        /// Runs a recorded measurement again (up to four times in all) when the server ran out of
-        /// `output`'s queued audio during it (its underflow counter rose): on a loaded machine the
-        /// server then plays a gap, which the recording shows and no engine can prevent, so such a
-        /// run says nothing about the sound's shape. (Whole test runs here, the daemon suite's
-        /// floods beside this suite, twice in five recorded such a gap through pipewire-pulse: a
-        /// correlation of 0.28, a level 0.13 off.)
+        /// `body` measured again while `output` under-ran during it (`measuredAgainAfterUnderflows`:
+        /// in whole test runs here, twice in five, a gap through pipewire-pulse gave a correlation of
+        /// 0.28 or a level 0.13 off).
         func measured<Result>(_ output: any EngineOutput, _ body: () throws -> Result) throws -> Result {
-            for attempt in 1...4 {
-                let before = output.underflowCount
-                let result = try body()
-                if output.underflowCount == before || attempt == 4 { return result }
-                print("the server under-ran during attempt \(attempt) (machine load); measuring again")
-                usleep(200_000)
-            }
-            fatalError("unreachable")
+            try measuredAgainAfterUnderflows(underflows: { output.underflowCount }, body)
         }
 
         /// A 40 ms 1 kHz tone at half scale: short, and easy to find in a recording.

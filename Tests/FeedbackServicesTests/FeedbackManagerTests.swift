@@ -85,29 +85,15 @@ extension AudioServerSuites {
             manager.feedbackType = type
             let soundExpected = profile == .full && type != .vibrateOnly
             let original = registry.sound(id)!.buffer.samples
-            func correlates(_ recorded: [Float]?) -> Bool {
-                recorded.map { Analysis.bestCorrelation(original, $0, lags: -100...100).value >= 0.99 } ?? false
-            }
-            func playCountingUnderflows() throws -> (FeedbackResult, [Float]?, underran: Bool) {
-                let before = output.statistics.underflows
-                let (result, recorded) = try playAndRecord(manager)
-                return (result, recorded, output.statistics.underflows > before)
-            }
-            var (result, recorded, underran) = try playCountingUnderflows()
-            // A play the server under-ran (a loaded machine) is played again, up to twice; a mismatch
-            // without an under-run fails at once.
-            var attempts = 1
-            while soundExpected, underran, !correlates(recorded), attempts < 3 {
-                print("\(profile) \(type): the server under-ran; playing again")
-                (result, recorded, underran) = try playCountingUnderflows()
-                attempts += 1
+            let (result, recorded) = try measuredAgainAfterUnderflows(attempts: 3, underflows: { output.statistics.underflows }) {
+                try playAndRecord(manager)
             }
             #expect(result.soundID == id && result.feedbackType == type && result.profile == profile)
             if soundExpected {
                 #expect(result.sound == .played)
                 let recorded = try #require(recorded, "nothing reached the server")
                 let match = Analysis.bestCorrelation(original, recorded, lags: -100...100)
-                #expect(match.value >= 0.99, "under-ran: \(underran)")
+                #expect(match.value >= 0.99, "underflows \(output.statistics.underflows)")
             } else {
                 #expect(recorded == nil, "sound reached the server in \(profile) \(type)")
                 #expect(result.sound == (type == .vibrateOnly ? .notRequested : .silencedByProfile(profile)))

@@ -49,20 +49,9 @@ extension AudioServerSuites {
 
         var recorder: MonitorRecorder { server.recorder }
 
-        /// Runs a measurement again (up to four times in all) when the server under-ran during it.
-        ///
-        /// On a loaded machine the engine's stream can run dry; the server then plays a gap, which
-        /// the recording shows and no engine can prevent. Such a run says nothing about fades or
-        /// seams, so it is measured again; the engine's own underflow counter tells which runs those are.
+        /// `body` measured again while the engine under-ran during it (`measuredAgainAfterUnderflows`).
         func measured<Result>(_ body: () throws -> Result) throws -> Result {
-            for attempt in 1...4 {
-                let before = manager.underflows
-                let result = try body()
-                if manager.underflows == before || attempt == 4 { return result }
-                print("the server under-ran during attempt \(attempt) (machine load); measuring again")
-                usleep(200_000)
-            }
-            fatalError("unreachable")
+            try measuredAgainAfterUnderflows(underflows: { manager.underflows }, body)
         }
 
         // MARK: Crossfade
