@@ -38,15 +38,23 @@ enum Interruption {
         throw CommandError(message: message, exitCode: number == SIGINT ? .interrupted : .terminated)
     }
 
-    /// Waits for `done`; if a signal arrives first, calls `stop`, waits for `done` after all, and
-    /// throws the interruption.
+    /// How long a stopped sound or vibration may take to report its end before the command exits
+    /// without it: the signal is honoured within a second in every state. (Exiting ends it anyway:
+    /// the sound server drops the process's stream, the kernel erases its force-feedback effects.)
+    static let stopConfirmation = 0.8
+
+    /// Waits for `done`; if a signal arrives first, calls `stop`, waits up to `stopConfirmation`
+    /// seconds for `done` after all, and throws the interruption.
     static func wait(for done: DispatchSemaphore, stop: () -> Void) throws(CommandError) {
         while done.wait(timeout: .now() + .milliseconds(10)) == .timedOut {
             guard let number = receivedSignal else { continue }
             stop()
-            done.wait()
+            let confirmed = done.wait(timeout: .now() + stopConfirmation) == .success
             throw CommandError(
-                message: "interrupted; the sound or vibration was stopped",
+                message: confirmed
+                    ? "interrupted; the sound or vibration was stopped"
+                    : "interrupted; the sound or vibration did not confirm its stop within \(stopConfirmation) s, "
+                        + "and ends as the process exits",
                 exitCode: number == SIGINT ? .interrupted : .terminated)
         }
     }
