@@ -380,8 +380,9 @@ public func spawn(
 /// 32,768 here, within one test run), which the watchdog must neither wait for nor kill.
 public func killWhenTestsEnd(_ pid: pid_t) {
     guard let start = processStartTime(pid) else { return }
-    // Field 22 of /proc/PID/stat: the fields after the parenthesised name, the 20th of them.
-    let alive = "[ \"$(sed 's/.*) //' /proc/\(pid)/stat 2>/dev/null | cut -d' ' -f20)\" = \(start) ]"
+    // Field 22 of /proc/PID/stat: the 20th after the parenthesised name. Shell builtins only
+    // (dash's `read`, `${…##…}`, `set`, `[`): the check runs every second for every watched child.
+    let alive = "{ read -r s < /proc/\(pid)/stat && set -- ${s##*) } && [ \"${20}\" = \(start) ]; } 2>/dev/null"
     let watch = "while kill -0 \(getpid()) 2>/dev/null && \(alive); do sleep 1; done; "
         + "kill -0 \(getpid()) 2>/dev/null || { \(alive) && kill -9 \(pid) 2>/dev/null; }"
     try? startOrphan("/bin/sh", ["-c", "(\(watch)) &"])
