@@ -8,17 +8,15 @@ import Glibc
 /// and no engine can prevent, so such a run says nothing about the sound's shape, level or seams.
 /// `underflows` reads the engine's own counter (`PulseAudioOutput.Statistics.underflows`,
 /// PipeWire's xruns), which tells which runs those are. A mismatch without an underflow fails at
-/// once. Each run holds the load gate (`whileMeasuring`): no flood test runs meanwhile.
+/// once.
 public func measuredAgainAfterUnderflows<Result>(
     attempts: Int = 4, underflows: () -> Int, _ body: () throws -> Result
 ) rethrows -> Result {
     var attempt = 1
     while true {
-        let (result, underran) = try whileMeasuring {
-            let before = underflows()
-            return (try body(), underflows() != before)
-        }
-        if !underran || attempt == attempts { return result }
+        let before = underflows()
+        let result = try body()
+        if underflows() == before || attempt == attempts { return result }
         print("the server under-ran during attempt \(attempt) of \(attempts) (machine load); measuring again")
         attempt += 1
         usleep(200_000)

@@ -96,12 +96,8 @@ extension FeedbackDaemonTests {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon()
         let start = recorder.frameCount
-        let clients = try asHeavyLoad {
-            let clients = try runClients(harness, "many", "100", "button-pressed")
-            clients.wait(timeout: 40)
-            return clients
-        }
-        #expect(clients.wait(timeout: 0) == 0, "\(clients.errors)")
+        let clients = try runClients(harness, "many", "100", "button-pressed")
+        #expect(clients.wait(timeout: 40) == 0, "\(clients.errors)")
         #expect(clients.output.hasPrefix("ended 100 reasons [0] errors 0"), "\(clients.output) \(clients.errors)")
         #expect(recorder.firstSound(after: start, timeout: 1) != nil)
         #expect(daemon.wait(timeout: 0) == nil, "the daemon runs on")
@@ -114,14 +110,11 @@ extension FeedbackDaemonTests {
         // Enough clients, each at its own limit, to pass the service's: the last ones are refused.
         let count = limits.feedbacks / limits.feedbacksPerClient + 1
         var clients: [ChildProcess] = []
-        // Alone (`asHeavyLoad`) until the clients leave: 256 looping feedbacks load the machine.
-        try asHeavyLoad {
-            defer { clients.forEach { $0.closeStdin() } }
-            for _ in 0..<count {
-                let client = try harness.python("flood", "button-pressed", "\(limits.feedbacksPerClient)", "0", holdStdin: true)
-                _ = client.waitForOutput(containing: "ok ", timeout: 20)
-                clients.append(client)
-            }
+        defer { clients.forEach { $0.closeStdin() } }
+        for _ in 0..<count {
+            let client = try harness.python("flood", "button-pressed", "\(limits.feedbacksPerClient)", "0", holdStdin: true)
+            _ = client.waitForOutput(containing: "ok ", timeout: 20)
+            clients.append(client)
         }
         let accepted = clients.compactMap { $0.waitForOutput(containing: "ok ", timeout: 1) }
             .compactMap { Int($0.dropFirst(3)) }.reduce(0, +)
@@ -161,13 +154,8 @@ extension FeedbackDaemonTests {
     @Test func badInputFloodGetsErrorsAndTheDaemonAnswersOn() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon()
-        // Alone (`asHeavyLoad`): the flood loads the machine more than a recording beside it stands.
-        let client = try asHeavyLoad {
-            let client = try runClients(harness, "hostile")
-            client.wait(timeout: 120)
-            return client
-        }
-        #expect(client.wait(timeout: 0) == 0, "\(client.errors)")
+        let client = try runClients(harness, "hostile")
+        #expect(client.wait(timeout: 120) == 0, "\(client.errors)")
         #expect(client.output.contains("timeouts 0"), "a call went unanswered: \(client.output)")
         for name in ["InvalidArgs", "UnknownMethod", "UnknownProperty", "FileNotFound"] {
             #expect(client.output.contains("org.freedesktop.DBus.Error.\(name)"), "\(name): \(client.output)")
