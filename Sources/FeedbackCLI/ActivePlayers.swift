@@ -60,7 +60,7 @@ enum ActivePlayers {
     /// effort: a runtime directory that cannot be used only means `stop` cannot find this player.
     static func enter() {
         guard let (directory, what) = enabled.withLock({ $0 }), current.withLock({ $0 }) == nil,
-            prepare(directory) == nil, let started = startTime(of: getpid())
+            prepare(directory) == nil, let started = processStartTime(getpid())
         else { return }
         // Written and locked under a temporary name, then renamed: `stop` never sees the file unlocked.
         let path = "\(directory)/\(getpid())"
@@ -152,26 +152,9 @@ enum ActivePlayers {
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         let lines = buffer.prefix(max(count, 0)).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         guard lines.count >= 2, let recorded = UInt64(String(decoding: lines[0], as: UTF8.self)),
-            recorded == startTime(of: pid)
+            recorded == processStartTime(pid)
         else { return .notAPlayer }
         return .player(Player(pid: pid, what: String(decoding: lines[1], as: UTF8.self)))
-    }
-
-    /// When process `pid` started, in clock ticks after boot (`/proc/PID/stat`, field 22): with
-    /// the ID, it names one process for the life of the system.
-    static func startTime(of pid: pid_t) -> UInt64? {
-        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1_024)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        // The command name (field 2) is in parentheses and may itself hold spaces or ')'.
-        guard let nameEnd = buffer.prefix(count).lastIndex(of: UInt8(ascii: ")")) else { return nil }
-        let fields = buffer[(nameEnd + 1)..<count].split(separator: UInt8(ascii: " "))
-        // Field 3 (the state) is the first after the name; field 22 is the 20th.
-        guard fields.count >= 20 else { return nil }
-        return UInt64(String(decoding: fields[19], as: UTF8.self))
     }
 
     private static func ownedByThisUser(_ pid: pid_t) -> Bool {

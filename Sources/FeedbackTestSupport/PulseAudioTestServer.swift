@@ -388,16 +388,6 @@ public func killWhenTestsEnd(_ pid: pid_t) {
     try? startOrphan("/bin/sh", ["-c", "(\(watch)) &"])
 }
 
-/// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`): with the
-/// ID, it names one process for the life of the system.
-func processStartTime(_ pid: pid_t) -> UInt64? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let nameEnd = stat.lastIndex(of: ")")
-    else { return nil }
-    let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
-    return fields.count >= 20 ? UInt64(fields[19]) : nil
-}
-
 /// Runs a shell command line whose background job outlives it, and reaps the shell at once, so
 /// the job is adopted by init rather than left as our child. An unreaped child of the test
 /// process would confuse Swift Testing's exit-test monitor, which waits on any child.
