@@ -198,23 +198,23 @@ import FeedbackTestSupport
         #expect(result.errors.hasPrefix("Error: libcanberra failed"))
     }
 
+    /// Ctrl-C once the sound is heard: on a server of its own, whose monitor tells when the
+    /// sound started. (The command's stream on the server did not say so: `play` opens the output
+    /// while it decodes the file, and under a whole run's load a Ctrl-C 0.5 s after the stream
+    /// appeared still came before the play, in a CI run.)
     @Test func ctrlCStopsTheSoundAndExits130() throws {
-        let server = try PrivateSoundServer.address()
+        let server = try PulseAudioTestServer.shared(named: "cli-interrupt")
+        defer { PulseAudioTestServer.shutDownShared(named: "cli-interrupt") }
         let source = "/tmp/feedbackctl-long-\(getpid()).wav"
         defer { unlink(source) }
         try writeLongSound(to: source)
+        let mark = server.recorder.frameCount
         let child = try ChildProcess(
-            feedbackctlBinary, ["play", source], environment: merging(["PULSE_SERVER=\(server)"], into: ProcessInfo.processInfo.environment),
+            feedbackctlBinary, ["play", source],
+            environment: merging(["PULSE_SERVER=\(server.server)"], into: ProcessInfo.processInfo.environment),
             watched: false)
-        // Ctrl-C once the command's own stream is on the server, and 0.5 s more: at a fixed 0.5 s
-        // after the spawn it came, under the whole suite's load, before the sound had started (a
-        // CI run). The stream alone does not say the sound started: `play` opens the output in
-        // the background while it decodes the file (the stream is there, held, before the play).
-        let playing = waitForPactl(server: server, ["list", "sink-inputs"], timeout: 5) {
-            $0.contains("application.process.id = \"\(child.pid)\"")
-        }
-        #expect(playing.satisfied, "no stream of feedbackctl (pid \(child.pid)) on the server within 5 s: \(child.errors)")
-        usleep(500_000)
+        let onset = server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 10)
+        #expect(onset != nil, "not heard within 10 s: \(server.recorder.heard(after: mark)); \(child.errors)")
         let interrupted = MonotonicClock.now
         child.signal(SIGINT)
         #expect(child.wait() == 130, "\(child.errors)")
