@@ -181,23 +181,35 @@ extension AudioServerSuites {
         func fadeOutEndsInSilence(_ route: EngineRoute) throws {
             let (server, output) = try rig(route)
             let tone = mono(Signal.sines([600], amplitude: 0.4, seconds: 0.25, rate: rate))
-            let mark = server.recorder.frameCount
-            let ends = EndRecorder()
-            let handle = output.play(tone, options: PlaybackOptions(playCount: PlaybackOptions.forever), completion: ends.completion)
-            usleep(300_000)
-            handle.fadeOut(duration: 0.3)
-            #expect(ends.wait()?.end == .stopped)
-            server.recorder.wait(seconds: 0.3)
-            let onset = try #require(server.recorder.firstSound(after: mark), "\(server.recorder.heard(after: mark))")
-            let left = server.recorder.channel(0, from: onset)
-            let loud = left.lastIndex { abs($0) > 0.001 } ?? 0
-            #expect(left[(loud + 1)...].allSatisfy { abs($0) <= 0.001 }, "silence after the fade")
-            // The fade took about 0.3 s: levels fall through the last 0.3 s before silence.
-            let window = 2_400
-            let levels = stride(from: loud - 14_400, to: loud - window, by: window).map {
-                Analysis.rms(Array(left[$0..<($0 + window)]))
+            // Whether the recording is silent after its last loud frame, and its levels over the
+            // 0.3 s before that frame in 50 ms windows; nil when less than that was recorded (a
+            // recorder lagging under load: a failure, not an index trap that ends the whole run).
+            let fade = { (left: [Float]) -> (silentAfter: Bool, levels: [Double])? in
+                let loud = left.lastIndex { abs($0) > 0.001 } ?? 0
+                guard loud >= 14_400 else { return nil }
+                let window = 2_400
+                let levels = stride(from: loud - 14_400, to: loud - window, by: window).map {
+                    Analysis.rms(Array(left[$0..<($0 + window)]))
+                }
+                return (left[(loud + 1)...].allSatisfy { abs($0) <= 0.001 }, levels)
             }
-            #expect(zip(levels, levels.dropFirst()).allSatisfy { $0 > $1 }, "\(levels)")
+            let falling = { (levels: [Double]) in zip(levels, levels.dropFirst()).allSatisfy { $0 > $1 } }
+            let (end, left) = try measured(output, on: route, acceptable: { fade($0.1).map { $0.silentAfter && falling($0.levels) } == true }) {
+                let mark = server.recorder.frameCount
+                let ends = EndRecorder()
+                let handle = output.play(tone, options: PlaybackOptions(playCount: PlaybackOptions.forever), completion: ends.completion)
+                usleep(300_000)
+                handle.fadeOut(duration: 0.3)
+                let end = ends.wait()?.end
+                server.recorder.wait(seconds: 0.3)
+                let onset = try #require(server.recorder.firstSound(after: mark), "\(server.recorder.heard(after: mark))")
+                return (end, server.recorder.channel(0, from: onset))
+            }
+            #expect(end == .stopped)
+            let measuredFade = try #require(fade(left), "\(left.count) frames recorded after the onset")
+            #expect(measuredFade.silentAfter, "silence after the fade")
+            // The fade took about 0.3 s: levels fall through the last 0.3 s before silence.
+            #expect(falling(measuredFade.levels), "\(measuredFade.levels)")
         }
 
         @Test(arguments: EngineRoute.testable)
