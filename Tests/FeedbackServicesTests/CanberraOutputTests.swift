@@ -24,7 +24,9 @@ extension AudioServerSuites {
 
         /// `body` measured again, on PipeWire, while `acceptable` rejects its result: PipeWire's
         /// timer-driven graph can drop a cycle under load (`measuredAgainAfterUnderflows`;
-        /// libcanberra reports no underflows of its own).
+        /// libcanberra reports no underflows of its own). A fault of ours still fails on PulseAudio,
+        /// where nothing is measured again (a second attempt of the first, uncached play is a play
+        /// from the cache).
         func measured<Result>(
             on kind: SoundServerKind, acceptable: @escaping (Result) -> Bool, _ body: () throws -> Result
         ) throws -> Result {

@@ -484,11 +484,17 @@ extension AudioServerSuites {
             let (server, output) = try rig(route)
             let tone = mono(Signal.sines([440], amplitude: 0.2, seconds: 3, rate: rate))
             let ends = EndRecorder()
+            let mark = server.recorder.frameCount
             output.play(tone, completion: ends.completion)
-            usleep(300_000)
+            // Killed once the tone is heard, so mid-play: a fixed 0.3 s after the play, in a
+            // ThreadSanitizer CI run through pipewire-pulse, no `.failed` came within 3 s (what
+            // came was not recorded; the message below says it now).
+            let heard = server.recorder.firstSound(after: mark, timeout: 5)
+            #expect(heard != nil, "the tone was not heard within 5 s: \(server.recorder.heard(after: mark))")
             server.kill()
-            guard case .failed(let error) = ends.wait(timeout: 3)?.end else {
-                Issue.record("expected .failed")
+            let end = ends.wait(timeout: 3)
+            guard case .failed(let error) = end?.end else {
+                Issue.record("expected .failed within 3 s of the kill; came: \(end.map { "\($0.end)" } ?? "nothing"), all ends: \(ends.all)")
                 return
             }
             #expect(error.reason == .connectionLost)
