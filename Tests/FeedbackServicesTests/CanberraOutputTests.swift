@@ -22,15 +22,14 @@ extension AudioServerSuites {
             return (server, try CanberraOutput(cacheDirectory: cache.file("cache")))
         }
 
-        /// `body` measured again, on PipeWire, while `acceptable` rejects its result: PipeWire's
-        /// timer-driven graph can drop a cycle under load (`measuredAgainAfterUnderflows`;
-        /// libcanberra reports no underflows of its own). A fault of ours still fails on PulseAudio,
-        /// where nothing is measured again (a second attempt of the first, uncached play is a play
-        /// from the cache).
+        /// `body` measured again on PipeWire while `acceptable` rejects its result
+        /// (`measuredAgainAfterUnderflows(on:)`; libcanberra reports no underflows of its own). On
+        /// PulseAudio nothing is measured again, so a second attempt of the first, uncached play,
+        /// which is a play from the cache, cannot hide a fault of the uncached path there.
         func measured<Result>(
             on kind: SoundServerKind, acceptable: @escaping (Result) -> Bool, _ body: () throws -> Result
         ) throws -> Result {
-            try measuredAgainAfterUnderflows(underflows: { 0 }, acceptable: kind == .pipeWire ? acceptable : nil, body)
+            try measuredAgainAfterUnderflows(on: kind, underflows: { 0 }, acceptable: acceptable, body)
         }
 
         func chirp() -> PCMBuffer {

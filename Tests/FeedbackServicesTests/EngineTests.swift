@@ -53,8 +53,7 @@ extension AudioServerSuites {
             _ output: any EngineOutput, on route: EngineRoute, acceptable: @escaping (Result) -> Bool,
             _ body: () throws -> Result
         ) throws -> Result {
-            try measuredAgainAfterUnderflows(
-                underflows: { output.underflowCount }, acceptable: route.server == .pipeWire ? acceptable : nil, body)
+            try measuredAgainAfterUnderflows(on: route.server, underflows: { output.underflowCount }, acceptable: acceptable, body)
         }
 
         /// A 40 ms 1 kHz tone at half scale: short, and easy to find in a recording.
@@ -133,10 +132,11 @@ extension AudioServerSuites {
             let (server, output) = try rig(route)
             let low = mono(Signal.sines([500], amplitude: 0.3, seconds: 0.5, rate: rate))
             let high = mono(Signal.sines([1_300], amplitude: 0.3, seconds: 0.5, rate: rate))
-            let levelsRight = { (middle: [Float]) in
-                [500, 1_300].allSatisfy { abs(Analysis.amplitude(of: $0, in: middle, rate: self.rate) - 0.3) < 0.015 }
+            // How far each tone's level in the middle of the recording is from the 0.3 played.
+            let levelErrors = { (middle: [Float]) in
+                [500, 1_300].map { (frequency: $0, error: abs(Analysis.amplitude(of: $0, in: middle, rate: self.rate) - 0.3)) }
             }
-            let (ends, middle) = try measured(output, on: route, acceptable: { levelsRight($0.1) }) {
+            let (ends, middle) = try measured(output, on: route, acceptable: { levelErrors($0.1).allSatisfy { $0.error < 0.015 } }) {
                 let mark = server.recorder.frameCount
                 let first = EndRecorder(), second = EndRecorder()
                 output.play(low, completion: first.completion)
@@ -146,8 +146,9 @@ extension AudioServerSuites {
                 return (ends, server.recorder.channel(0, from: onset, frames: 4_800..<19_200))
             }
             #expect(ends == [.finished, .finished])
-            #expect(abs(Analysis.amplitude(of: 500, in: middle, rate: rate) - 0.3) < 0.015, "underflows \(output.underflowCount)")
-            #expect(abs(Analysis.amplitude(of: 1_300, in: middle, rate: rate) - 0.3) < 0.015, "underflows \(output.underflowCount)")
+            for level in levelErrors(middle) {
+                #expect(level.error < 0.015, "\(level.frequency) Hz off by \(level.error), underflows \(output.underflowCount)")
+            }
         }
 
         /// Pan is checked as the balance between the channels; levels are checked by the summing test.
@@ -163,18 +164,23 @@ extension AudioServerSuites {
                 guard left.count >= 12_000 && right.count >= 12_000 else { return nil }
                 return (Analysis.rms(Array(left[2_400..<12_000])), Analysis.rms(Array(right[2_400..<12_000])))
             }
-            let balanced = { (l: Double, r: Double) in
+            // Each check of the balance, with what was heard.
+            let checks = { (l: Double, r: Double) -> [(passed: Bool, heard: String)] in
                 let louder = max(l, r)
-                return louder > 0.2 && abs(l / louder - Double(left)) < 0.01 && abs(r / louder - Double(right)) < 0.01
+                return [
+                    (louder > 0.2, "the louder side is at full level (\(louder))"),
+                    (abs(l / louder - Double(left)) < 0.01, "left \(l), right \(r)"),
+                    (abs(r / louder - Double(right)) < 0.01, "left \(l), right \(r)"),
+                ]
             }
-            let result = try measured(output, on: route, acceptable: { levels($0.left, $0.right).map(balanced) == true }) {
+            let balanced = { (left: [Float], right: [Float]) in
+                levels(left, right).map { checks($0.l, $0.r).allSatisfy(\.passed) } == true
+            }
+            let result = try measured(output, on: route, acceptable: { balanced($0.left, $0.right) }) {
                 try playAndRecord(tone, options: PlaybackOptions(pan: pan), on: (server, output))
             }
             let (l, r) = try #require(levels(result.left, result.right), "\(result.left.count) frames recorded after the onset")
-            let louder = max(l, r)
-            #expect(louder > 0.2, "the louder side is at full level (\(louder))")
-            #expect(abs(l / louder - Double(left)) < 0.01, "left \(l), right \(r)")
-            #expect(abs(r / louder - Double(right)) < 0.01, "left \(l), right \(r)")
+            for check in checks(l, r) { #expect(check.passed, "\(check.heard)") }
         }
 
         @Test(arguments: EngineRoute.testable)
