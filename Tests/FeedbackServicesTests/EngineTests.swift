@@ -312,10 +312,17 @@ extension AudioServerSuites {
         func cancellingTheAwaitingTaskStopsTheSound(_ route: EngineRoute) async throws {
             let (_, output) = try rig(route)
             let tone = mono(Signal.sines([500], amplitude: 0.2, seconds: 2, rate: rate))
+            let started = MonotonicClock.now
             let task = Task { await output.play(tone) }
             try await Task.sleep(for: .milliseconds(200))
             task.cancel()
-            #expect(await task.value == .cancelled)
+            let cancelled = MonotonicClock.now - started
+            let end = await task.value
+            // What came instead, and when, says which way it went wrong (a ThreadSanitizer CI run
+            // once failed here without saying).
+            #expect(
+                end == .cancelled,
+                "came \(end) \(MonotonicClock.now - started) s after the play; cancelled at \(cancelled) s; underflows \(output.underflowCount)")
         }
 
         @Test(arguments: EngineRoute.testable)
