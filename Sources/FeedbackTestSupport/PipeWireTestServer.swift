@@ -208,6 +208,17 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
         try start()
     }
 
+    /// Stops pipewire, wireplumber and pipewire-pulse (SIGSTOP), as a hung server would be.
+    /// Always `resume()` it (in a `defer`).
+    public func stop() {
+        for pid in daemons { Glibc.kill(pid, SIGSTOP) }
+    }
+
+    /// Lets the stopped daemons run again (SIGCONT).
+    public func resume() {
+        for pid in daemons { Glibc.kill(pid, SIGCONT) }
+    }
+
     /// Ends every process of the server, the bus too: one signal to the process group.
     private func shutdown() {
         guard bus != 0 else { return }
@@ -234,6 +245,10 @@ public protocol SoundTestServer: AnyObject, Sendable {
     func kill()
     /// Starts it again on the same sockets.
     func restart() throws
+    /// Stops it (SIGSTOP), as a hung server would be: its sockets accept, nothing answers or reads.
+    func stop()
+    /// Lets a stopped server run again (SIGCONT).
+    func resume()
 }
 
 /// The sound servers the output suites run against, each a test case of its own.

@@ -296,7 +296,8 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         var time = pw_time()
         if pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0 {
             let delay = time.delay * Int64(time.rate.num) * Int64(configuration.sampleRate) / Int64(time.rate.denom)
-            let played = cursor - delay - Int64(time.buffered) - Int64(time.queued) / Int64(stride)
+            // Never past what was rendered: a finish promises the last sample was played.
+            let played = min(cursor, cursor - delay - Int64(time.buffered) - Int64(time.queued) / Int64(stride))
             pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played))
         }
         if requests.takeCommandsIfAvailable(into: &drained), !drained.isEmpty {

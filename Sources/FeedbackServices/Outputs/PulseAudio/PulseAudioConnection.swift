@@ -5,9 +5,10 @@ import Glibc
 /// mainloop thread: the callbacks that fill the stream, rewrite its queued audio, retire the
 /// voices that have been played, and notice a server that stopped answering.
 ///
-/// Faults. A voice is retired `.finished` only on a timing report the server sent after its end
-/// was due (`retireVoices`), never on the interpolated clock alone, which runs on while the server
-/// is stopped. A healthy server reads the stream continuously (silence included), so while sounds
+/// Faults. A voice is retired `.finished` only when the server's own timing report puts its read
+/// position, less the sink's latency, past the voice's last frame (`retireVoices`), never on
+/// libpulse's interpolated clock, which runs on while the server is stopped and can run ahead of
+/// it while it plays. A healthy server reads the stream continuously (silence included), so while sounds
 /// play a read position that has stood still for `stallTimeout` means the server hung: every play
 /// fails `.serverStalled` and the connection closes (the next play connects again). A connection
 /// that is not ready within `connectTimeout` fails `.serverUnavailable`.
@@ -273,19 +274,35 @@ final class PulseAudioConnection {
         return min(writeIndex, max(writeIndex - queued, ours))
     }
 
-    /// The last frame the server has played, on our timeline.
-    func playedFrame() -> Int64? {
+    /// Where the server plays now, on our timeline, by libpulse's interpolated clock
+    /// (`pa_stream_get_time`; with `PA_STREAM_INTERPOLATE_TIMING` that is libpulse's smoother). It
+    /// only says when to ask the server (`requestTimingIfDue`), never that a voice ended: before the
+    /// smoother has its reports it returns the system time since the stream resumed, and after,
+    /// its rate estimate, whatever the server did meanwhile.
+    func interpolatedPlayedFrame() -> Int64? {
         guard let stream else { return nil }
         var usec: pa_usec_t = 0
         guard pa_stream_get_time(stream, &usec) == 0 else { return nil }
         return Int64(usec) * Int64(configuration.sampleRate) / 1_000_000 - serverOffset
     }
 
-    /// Completes voices whose last sample has been played (stopped ones once their ramp has).
-    /// Called when a timing report has just arrived, so the clock it reads is the server's word,
-    /// not an extrapolation that runs on while the server is stopped.
+    /// The last frame the server had played when it sent its latest timing report, on our
+    /// timeline: the bytes it had read from the stream less its sink's latency, never more than we
+    /// have written (a server that ran dry reads on past the write index, through silence).
+    /// Nil until the stream has a report.
+    func reportedPlayedFrame() -> Int64? {
+        guard let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0 else {
+            return nil
+        }
+        let latency = Int64(info.pointee.sink_usec) * Int64(configuration.sampleRate) / 1_000_000
+        return min(writeIndex, info.pointee.read_index / bytesPerFrame - latency - serverOffset)
+    }
+
+    /// Completes voices whose last sample has been played (stopped ones once their ramp has), as
+    /// the server's own report says: a finish promises the last sample was played, so it is never
+    /// taken from an extrapolation.
     func retireVoices() {
-        guard let played = playedFrame() else { return }
+        guard let played = reportedPlayedFrame() else { return }
         for (id, end) in timeline.retire(playedUpTo: played) { engine.voiceEnded(id, end) }
     }
 
@@ -308,7 +325,7 @@ final class PulseAudioConnection {
     /// last report is older than `timingRefresh`, or when the interpolated clock says a voice has
     /// ended (its end is then confirmed by the report, see `retireVoices`).
     func requestTimingIfDue(now: Double) {
-        guard !timingRequested, let stream, let played = playedFrame(), let end = timeline.earliestEnd else { return }
+        guard !timingRequested, let stream, let played = interpolatedPlayedFrame(), let end = timeline.earliestEnd else { return }
         let stale = timingTime.map { now - $0 > PulseAudioOutput.timingRefresh } ?? true
         guard stale || end <= played else { return }
         // Nil when too many reports are outstanding (a hung server): the stall check takes over.
