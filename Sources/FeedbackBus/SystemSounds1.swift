@@ -56,6 +56,9 @@ package enum SystemSounds1 {
         package static let noAudioOutput = "no-audio-output"
         /// failed: no vibrator for an ID that only vibrates.
         package static let noVibrator = "no-vibrator"
+        /// failed: playing had started and broke off (the sound server went away or hung, the
+        /// device was lost): part of it may have been heard, so a client must not play it again.
+        package static let brokeOff = "broke-off"
         /// failed: anything else (the explanation says what).
         package static let error = "error"
     }

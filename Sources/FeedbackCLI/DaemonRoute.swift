@@ -15,8 +15,10 @@ import Glibc
 /// route. `--no-daemon` or
 /// `FEEDBACKCTL_NO_DAEMON=1` force the in-process route.
 ///
-/// Whatever the service refuses or fails to play (no such sound, no sound server) is played again
-/// in process, so that the output and exit code are the ones the command always gave.
+/// What the service refuses, or fails before its play started (no such sound, no sound server), is
+/// played in process instead, so that the output and exit code are the ones the command always
+/// gave. A play that started and broke off (`broke-off`: the server went away mid-play) is
+/// reported as the command's failure, never played again: part of it may have been heard.
 struct DaemonRoute {
     /// `--no-daemon`.
     static let noDaemon = Option(
@@ -75,8 +77,10 @@ struct DaemonRoute {
         case finished(String)
         /// Stopped by another (the service stopping).
         case stopped
-        /// It did not play: the command plays it in process, to report why as it always has.
+        /// It did not start: the command plays it in process, to report why as it always has.
         case failed
+        /// It started and broke off; the service's explanation. The command fails with it.
+        case brokeOff(String)
     }
 
     /// Asks the service to play `alert` (sound only) at `volume`, as a detached play when
@@ -153,6 +157,8 @@ struct DaemonRoute {
                 default: return .finished("finished")
                 }
             case .stopped: return .stopped
+            case .failed where word == SystemSounds1.Why.brokeOff:
+                return .brokeOff(String(why.dropFirst(word.count + 1).drop { $0 == " " }))
             case .failed, nil: return .failed
             }
         } catch let error as BusError {

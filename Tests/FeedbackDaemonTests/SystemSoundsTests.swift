@@ -560,6 +560,29 @@ struct FeedbackctlThroughTheServiceTests {
         #expect(feedbackctl(harness, ["fire", "1007"], variable).status == 69)
     }
 
+    /// A sound the service started and lost mid-play (its sound server killed) is the command's
+    /// failure, said once, and is not played again in process: the command's own sound server
+    /// (another one here, which would take a replay) hears nothing of it.
+    @Test func aPlayThatBrokeOffInTheServiceIsNotPlayedAgain() throws {
+        let serviceServer = try PulseAudioTestServer.shared(named: "sounds1-cli-killed")
+        defer { PulseAudioTestServer.shutDownShared(named: "sounds1-cli-killed") }
+        let harness = try DaemonHarness(pulse: serviceServer)
+        try harness.startDaemon()
+        let heardByService = serviceServer.recorder.frameCount
+        let start = recorder.frameCount
+        let fire = try ChildProcess(
+            builtProduct("feedbackctl"), ["fire", "1007"], environment: harness.environment(["PULSE_SERVER": pulse.server]))
+        defer { fire.signal(SIGKILL) }
+        try #require(serviceServer.recorder.firstSound(after: heardByService, timeout: 5) != nil, "the service played nothing")
+        serviceServer.kill()
+        let status = fire.wait(timeout: 10)
+        #expect(status == 69, "\(fire.errors)")
+        #expect(fire.errors.contains("connection to the sound server was lost"), "\(fire.errors)")
+        #expect(fire.errors.components(separatedBy: "Error:").count == 2, "one error: \(fire.errors)")
+        recorder.wait(seconds: 0.5)
+        #expect(recorder.firstSound(after: start, timeout: 0.05) == nil, "the command played it again in process")
+    }
+
     /// The route through the service needs libsystemd only: no sound server's library, and no
     /// libsndfile (the service decodes). Checked with the dynamic loader's report (OptionalLibraryTests).
     @Test func fireThroughTheServiceMapsOnlyLibsystemd() throws {

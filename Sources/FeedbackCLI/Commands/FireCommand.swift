@@ -28,7 +28,9 @@ enum FireCommand: Subcommand {
         --pcm, the theme options, or FEEDBACKSERVICES_PROFILE, which stay in this process): it
         starts at once from the service's open stream, and --no-wait needs no background
         process. Output and exit status are the same either way; what the service cannot
-        play is played here. --no-daemon (or FEEDBACKCTL_NO_DAEMON=1) always plays here.
+        start is played here, and a sound that broke off there (its sound server went away
+        mid-play) is reported, not played again. --no-daemon (or FEEDBACKCTL_NO_DAEMON=1)
+        always plays here.
         """,
     ]
 
@@ -153,8 +155,10 @@ enum FireCommand: Subcommand {
     }
 
     /// `fire` when feedbackservicesd plays `play`: the same report and exit code as in process.
-    /// - Returns: false when the service could not play it: the command then plays it in process,
+    /// - Returns: false when the service did not start it: the command then plays it in process,
     ///   which reports why as it always has.
+    /// - Throws: `CommandError` (69) when the play started there and broke off: it is not played
+    ///   again.
     private static func fire(
         _ alert: AlertSound, through route: DaemonRoute, play: DaemonRoute.Play, noWait: Bool, json: Bool,
         _ parser: ArgumentParser, output: inout String
@@ -179,6 +183,7 @@ enum FireCommand: Subcommand {
         case .finished(let name): report.result = name
         case .stopped: report.result = "stopped"
         case .failed: return false
+        case .brokeOff(let why): throw CommandError(message: "feedbackservicesd played it, then: \(why)", exitCode: .unavailable)
         }
         finish(report, json: json, output: &output)
         return true

@@ -108,6 +108,8 @@ enum VibrateCommand: Subcommand {
             // The profile became silent meanwhile, or the vibrator failed: played here, this
             // reports what it reports in process.
             case .finished, .failed: break
+            case .brokeOff(let why):
+                throw CommandError(message: "feedbackservicesd vibrated, then: \(why)", exitCode: .unavailable)
             }
         }
 

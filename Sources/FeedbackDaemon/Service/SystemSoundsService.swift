@@ -466,6 +466,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     static func outcome(_ result: FeedbackResult, stopReason: String?) -> (how: SystemSounds1.How, why: String) {
         switch result.sound {
         case .noAudioOutput(let error): return (.failed, "\(SystemSounds1.Why.noAudioOutput): \(error)")
+        case .failed(.playback(let error)) where error.endedAPlayInProgress:
+            return (.failed, "\(SystemSounds1.Why.brokeOff): \(error)")
         case .failed(let error): return (.failed, "\(SystemSounds1.Why.error): \(error)")
         case .stopped: return (.stopped, stopReason ?? SystemSounds1.Why.stopCalled)
         case .played: break

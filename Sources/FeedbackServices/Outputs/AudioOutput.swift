@@ -86,6 +86,18 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         self.detail = detail
     }
 
+    /// Whether the play had started when this ended it: its voice was queued to the server or
+    /// device, which then went away or stopped taking audio. A caller must not play such a sound
+    /// again from its start elsewhere: part of it may have been heard.
+    package var endedAPlayInProgress: Bool {
+        switch reason {
+        case .connectionLost, .serverStalled, .deviceLost: true
+        case .noAudioOutput, .serverUnavailable, .canberra, .outputClosed, .unsupportedSound, .deviceBusy,
+            .deviceUnavailable, .libraryUnavailable:
+            false
+        }
+    }
+
     /// A sentence for logs and the command line.
     public var description: String {
         let summary: String =
