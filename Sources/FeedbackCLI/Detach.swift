@@ -3,8 +3,8 @@ import Glibc
 import Synchronization
 
 /// `--no-wait` for commands that play: the sound must outlive this process, so the command starts
-/// a copy of itself in a new session (its own process group, stdio on /dev/null, signals reset)
-/// that plays and waits, and returns at once.
+/// a copy of itself in a new session (its own process group, stdio on /dev/null and no other
+/// descriptor of its caller's, signals reset) that plays and waits, and returns at once.
 enum Detach {
     /// This executable and its arguments, when running as the real `feedbackctl` (set by `main`);
     /// nil in process (tests), where there is nothing to re-run.
@@ -35,6 +35,9 @@ enum Detach {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        // Nothing else the caller passed down: a pipe held by the player would keep its reader
+        // (a shell's `$(…)`, a supervisor) waiting until the sound ends.
+        System.closeInheritedDescriptors(&actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -171,6 +171,46 @@ import FeedbackTestSupport
         #expect(runProcess(feedbackctlBinary, ["stop"], environment: environment).output == "Nothing was playing.\n")
     }
 
+    /// The player `--no-wait` leaves behind holds none of the descriptors its caller passed beyond
+    /// standard error: a pipe its caller handed down (as a shell's `$(…)` or a supervisor's does)
+    /// reaches end of file when the command returns, not when the sound ends ten seconds later.
+    @Test func theDetachedPlayerHoldsNoInheritedDescriptor() throws {
+        let server = try PrivateSoundServer.address()
+        let runtime = "/tmp/feedbackctl-inherit-\(getpid())"
+        mkdir(runtime, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
+        let source = "\(runtime)/long.wav"
+        try writeLongSound(to: source)
+        let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
+        defer { _ = runProcess(feedbackctlBinary, ["stop"], environment: environment) }
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        // The read end is ours alone; the write end goes to the command as descriptor 9.
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 9)
+        let words: [String] = [feedbackctlBinary, "play", "--no-wait", source]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        #expect(posix_spawn(&pid, feedbackctlBinary, &actions, nil, argv, envp) == 0)
+        close(ends[1])
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+        #expect(status == 0, "feedbackctl play --no-wait exited \(status)")
+        let directory = ActivePlayers.directory(environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(ActivePlayers.players(in: directory).count == 1, "the player plays on")
+        var descriptor = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 2_000)
+        var byte: UInt8 = 0
+        #expect(ready == 1 && read(ends[0], &byte, 1) == 0, "the pipe is still held open by the player")
+        close(ends[0])
+    }
+
     /// `play --no-wait` returns only once its player has announced itself, so a `stop` right
     /// after it finds the player (it used to find nothing while the player was still starting).
     @Test func stopRightAfterNoWaitFindsThePlayer() throws {
