@@ -10,6 +10,8 @@ let package = Package(
     name: "FeedbackServices",
     products: [
         .library(name: "FeedbackServices", targets: ["FeedbackServices", "FeedbackPlayer"]),
+        // Apple's module name, for code written for Apple platforms: `import AudioToolbox`.
+        .library(name: "AudioToolbox", targets: ["AudioToolbox"]),
         .executable(name: "feedbackctl", targets: ["feedbackctl"]),
         .executable(name: "feedbackservicesd", targets: ["feedbackservicesd"]),
     ],
@@ -43,6 +45,12 @@ let package = Package(
                 "CFeedbackShims",
             ],
             swiftSettings: strict + [.unsafeFlags(pipeWireHeaders)]),
+        // Apple's System Sound Services under Apple's module name: it re-exports FeedbackServices,
+        // where the functions and constants are declared, and declares nothing of its own.
+        .target(
+            name: "AudioToolbox",
+            dependencies: ["FeedbackServices"],
+            swiftSettings: strict),
         // Sound and SoundManager: the classic player API. A module of its own because its
         // notifications need Foundation's NotificationCenter, and with it ICU; feedbackctl, which
         // does not use it, then starts without loading either (see CommandBenchmark).
