@@ -44,7 +44,7 @@ let package = Package(
                 "CSndFile", "CSoxr", "CPulse", "CPipeWire", "CCanberra", "CEvdev", "CEbur128", "CALSA", "COptionalLibraries",
                 "CFeedbackShims",
             ],
-            swiftSettings: strict + [.unsafeFlags(pipeWireHeaders)]),
+            swiftSettings: strict + [.unsafeFlags(pipeWireHeaders + ["-Xcc", "-DFEEDBACKSERVICES_PIPEWIRE"])]),
         // Apple's System Sound Services under Apple's module name: it re-exports FeedbackServices,
         // where the functions and constants are declared, and declares nothing of its own.
         .target(
