@@ -7,6 +7,9 @@ import Synchronization
 // registered in `SoundRegistry.shared` and played through `FeedbackManager.shared`, so they obey the
 // feedback profile. Every function may be called from any thread and returns at once.
 //
+// The functions that return an `OSStatus` are `@discardableResult`, as every C function is when
+// Swift imports Apple's header: Apple code that ignores a result compiles here without a warning.
+//
 // This file is where Apple's names live: the AudioToolbox module only re-exports this module, so
 // `import AudioToolbox` gives code written for Apple platforms these declarations and no others.
 
@@ -63,6 +66,7 @@ public let kAudioServicesPropertyCompletePlaybackIfAppDies: AudioServicesPropert
 ///   sound over 30 s; `kAudioServicesSystemSoundUnspecifiedError` for a file that cannot be read or
 ///   decoded. On failure `outSystemSoundID` is left unchanged.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesCreateSystemSoundID(
     _ inFileURL: CFURL, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
@@ -74,6 +78,7 @@ public func AudioServicesCreateSystemSoundID(
 /// Registers the sound file at `inFilePath` (FeedbackServices' path form of
 /// `AudioServicesCreateSystemSoundID(_:_:)`, with the same results).
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesCreateSystemSoundID(
     _ inFilePath: String, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
@@ -87,6 +92,7 @@ public func AudioServicesCreateSystemSoundID(
 /// - Returns: `kAudioServicesNoError`, or `kAudioServicesSystemSoundUnspecifiedError` for an ID
 ///   that names no registered sound (system sound IDs cannot be disposed).
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesDisposeSystemSoundID(_ inSystemSoundID: SystemSoundID) -> OSStatus {
     do {
         try SoundRegistry.shared.dispose(inSystemSoundID)
@@ -149,6 +155,7 @@ public func AudioServicesPlayAlertSoundWithCompletion(
 /// - Returns: `kAudioServicesNoError`, or `kAudioServicesSystemSoundUnspecifiedError` for an ID that
 ///   is neither a registered sound nor a system sound ID.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesAddSystemSoundCompletion(
     _ inSystemSoundID: SystemSoundID, _ inRunLoop: DispatchQueue?, _ inRunLoopMode: String?,
     _ inCompletionRoutine: AudioServicesSystemSoundCompletionProc, _ inClientData: UnsafeMutableRawPointer?
@@ -169,6 +176,7 @@ public func AudioServicesRemoveSystemSoundCompletion(_ inSystemSoundID: SystemSo
 /// The size of a property's value and whether it can be set.
 /// - Returns: as `AudioServicesGetProperty`.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesGetPropertyInfo(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ outPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outWritable: UnsafeMutablePointer<DarwinBoolean>?
@@ -186,6 +194,7 @@ public func AudioServicesGetPropertyInfo(
 ///   `kAudioServicesBadPropertySizeError` when the buffer is not 4 bytes or is nil;
 ///   `kAudioServicesSystemSoundUnspecifiedError` for an unknown sound ID.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesGetProperty(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer?
@@ -207,6 +216,7 @@ public func AudioServicesGetProperty(
 /// non-zero value is stored as 1).
 /// - Returns: as `AudioServicesGetProperty`.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesSetProperty(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer
@@ -225,8 +235,8 @@ public func AudioServicesSetProperty(
 /// Stops every play of the sound that is still running; their completions run as for any end.
 /// FeedbackServices' addition: Apple's System Sound Services cannot stop a sound.
 /// - Returns: `kAudioServicesNoError`, also when nothing was playing.
-@discardableResult
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesStopSystemSound(_ inSystemSoundID: SystemSoundID) -> OSStatus {
     FeedbackManager.shared.stop(inSystemSoundID)
     return kAudioServicesNoError
