@@ -10,8 +10,9 @@ import Synchronization
 // The functions that return an `OSStatus` are `@discardableResult`, as every C function is when
 // Swift imports Apple's header: Apple code that ignores a result compiles here without a warning.
 //
-// This file is where Apple's names live: the AudioToolbox module only re-exports this module, so
-// `import AudioToolbox` gives code written for Apple platforms these declarations and no others.
+// This file (with `SystemSoundID` and the `kSystemSoundID_` constants in Registry/SystemSoundID.swift)
+// is where Apple's names live: the AudioToolbox module declares nothing and re-exports this module,
+// so `import AudioToolbox` reaches these same declarations.
 
 /// A result code, as in Apple's frameworks: 0 for success, otherwise an error constant.
 public typealias OSStatus = Int32
