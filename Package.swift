@@ -10,6 +10,8 @@ let package = Package(
     name: "FeedbackServices",
     products: [
         .library(name: "FeedbackServices", targets: ["FeedbackServices", "FeedbackPlayer"]),
+        // Apple's module name, for code written for Apple platforms: `import AudioToolbox`.
+        .library(name: "AudioToolbox", targets: ["AudioToolbox"]),
         .executable(name: "feedbackctl", targets: ["feedbackctl"]),
         .executable(name: "feedbackservicesd", targets: ["feedbackservicesd"]),
     ],
@@ -42,7 +44,13 @@ let package = Package(
                 "CSndFile", "CSoxr", "CPulse", "CPipeWire", "CCanberra", "CEvdev", "CEbur128", "CALSA", "COptionalLibraries",
                 "CFeedbackShims",
             ],
-            swiftSettings: strict + [.unsafeFlags(pipeWireHeaders)]),
+            swiftSettings: strict + [.unsafeFlags(pipeWireHeaders + ["-Xcc", "-DFEEDBACKSERVICES_PIPEWIRE"])]),
+        // Apple's System Sound Services under Apple's module name: it re-exports FeedbackServices,
+        // where the functions and constants are declared, and declares nothing of its own.
+        .target(
+            name: "AudioToolbox",
+            dependencies: ["FeedbackServices"],
+            swiftSettings: strict),
         // Sound and SoundManager: the classic player API. A module of its own because its
         // notifications need Foundation's NotificationCenter, and with it ICU; feedbackctl, which
         // does not use it, then starts without loading either (see CommandBenchmark).

@@ -3,6 +3,13 @@
 // first use). Swift cannot call PipeWire's method macros (the loop utilities, the core's listener)
 // nor build SPA pods with the SPA_POD_* builder macros, and pw_properties_new is variadic: the
 // static inline functions below do it for Swift, each named fb_pw_* after what it wraps.
+//
+// Only FeedbackServices, which calls PipeWire, sees these declarations: it is compiled with
+// PipeWire's include directories and FEEDBACKSERVICES_PIPEWIRE (Package.swift's `pipeWireHeaders`).
+// A client in the Swift 5 language mode also loads the C modules its dependencies import
+// internally, with its own flags, which name no PipeWire directory: for it this module is empty,
+// so a Swift 5 package that depends on the library builds without PipeWire's include paths.
+#ifdef FEEDBACKSERVICES_PIPEWIRE
 #include <errno.h>
 #include <pipewire/impl-module.h>
 #include <pipewire/pipewire.h>
@@ -64,3 +71,4 @@ static const uint32_t fb_pw_id_core = PW_ID_CORE;
 
 /// PW_ID_ANY: let the session manager choose the target.
 static const uint32_t fb_pw_id_any = PW_ID_ANY;
+#endif

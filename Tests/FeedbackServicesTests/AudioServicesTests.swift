@@ -101,6 +101,7 @@ extension AudioServerSuites {
             #expect(kAudioServicesPropertyIsUISound == 0x6973_7569)  // 'isui'
             #expect(kAudioServicesPropertyCompletePlaybackIfAppDies == 0x6966_6469)  // 'ifdi'
             #expect(kSystemSoundID_Vibrate == 4095)
+            #expect(kSystemSoundID_UserPreferredAlert == 4096 && kSystemSoundID_FlashScreen == 4094)
             #expect(MemoryLayout<OSStatus>.size == 4 && OSStatus.min < 0)
             #expect(MemoryLayout<DarwinBoolean>.size == 1)
         }
@@ -202,8 +203,9 @@ extension AudioServerSuites {
         }
 
         @Test func completionBlocksRunForEveryAttempt() throws {
-            // An unknown ID, an unassigned system sound, and the silent profile: nothing plays, the block runs.
-            for id: SystemSoundID in [9_999_999, 1017] {
+            // An unknown ID, an unassigned system sound, Apple's macOS-only alert IDs, and the silent
+            // profile: nothing plays, the block runs.
+            for id: SystemSoundID in [9_999_999, 1017, kSystemSoundID_UserPreferredAlert, kSystemSoundID_FlashScreen] {
                 let calls = BlockCalls()
                 #expect(recorded(waitingFor: calls) { AudioServicesPlaySystemSoundWithCompletion(id, calls.block) } == nil)
                 let alert = BlockCalls()

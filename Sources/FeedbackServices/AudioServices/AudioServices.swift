@@ -6,9 +6,25 @@ import Synchronization
 // result codes, so code written for Apple platforms compiles and behaves the same. Sounds are
 // registered in `SoundRegistry.shared` and played through `FeedbackManager.shared`, so they obey the
 // feedback profile. Every function may be called from any thread and returns at once.
+//
+// The functions that return an `OSStatus` are `@discardableResult`, as every C function is when
+// Swift imports Apple's header: Apple code that ignores a result compiles here without a warning.
+//
+// This file (with `SystemSoundID` and the `kSystemSoundID_` constants in Registry/SystemSoundID.swift)
+// is where Apple's names live: the AudioToolbox module declares nothing and re-exports this module,
+// so `import AudioToolbox` reaches these same declarations.
 
 /// A result code, as in Apple's frameworks: 0 for success, otherwise an error constant.
 public typealias OSStatus = Int32
+
+/// The URL `AudioServicesCreateSystemSoundID` takes: Foundation's `URL` itself.
+///
+/// Apple code passes a `URL` (or an `NSURL`) as `url as CFURL`, Core Foundation's toll-free bridged
+/// type. There is no Core Foundation API here (swift-corelibs-foundation keeps its CFURL private),
+/// so `CFURL` names `URL`: `url as CFURL` is then a coercion to the type the value already has, and
+/// `nsurl as CFURL` the `NSURL`-to-`URL` bridging Foundation does on Linux too, in the Swift 5 and
+/// Swift 6 language modes alike.
+public typealias CFURL = URL
 
 /// The identifier of a System Sound Services property (a four-character code).
 public typealias AudioServicesPropertyID = UInt32
@@ -44,12 +60,16 @@ public let kAudioServicesPropertyCompletePlaybackIfAppDies: AudioServicesPropert
 
 /// Registers the sound file a `file:` URL names and returns its ID through `outSystemSoundID`
 /// (`SoundRegistry.register(contentsOf:)`). Every format libsndfile reads is accepted.
+/// - Parameters:
+///   - inFileURL: the file; `CFURL` is `URL`, so Apple's `url as CFURL` passes it unchanged.
+///   - outSystemSoundID: where the new sound's ID is written.
 /// - Returns: `kAudioServicesNoError`; `kAudioServicesSystemSoundExceededMaximumDurationError` for a
 ///   sound over 30 s; `kAudioServicesSystemSoundUnspecifiedError` for a file that cannot be read or
 ///   decoded. On failure `outSystemSoundID` is left unchanged.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesCreateSystemSoundID(
-    _ inFileURL: URL, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
+    _ inFileURL: CFURL, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
     AudioServicesFacade.create(outSystemSoundID) { () throws(RegistryError) in
         try SoundRegistry.shared.register(contentsOf: inFileURL)
@@ -59,6 +79,7 @@ public func AudioServicesCreateSystemSoundID(
 /// Registers the sound file at `inFilePath` (FeedbackServices' path form of
 /// `AudioServicesCreateSystemSoundID(_:_:)`, with the same results).
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesCreateSystemSoundID(
     _ inFilePath: String, _ outSystemSoundID: UnsafeMutablePointer<SystemSoundID>
 ) -> OSStatus {
@@ -72,6 +93,7 @@ public func AudioServicesCreateSystemSoundID(
 /// - Returns: `kAudioServicesNoError`, or `kAudioServicesSystemSoundUnspecifiedError` for an ID
 ///   that names no registered sound (system sound IDs cannot be disposed).
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesDisposeSystemSoundID(_ inSystemSoundID: SystemSoundID) -> OSStatus {
     do {
         try SoundRegistry.shared.dispose(inSystemSoundID)
@@ -99,18 +121,24 @@ public func AudioServicesPlayAlertSound(_ inSystemSoundID: SystemSoundID) {
 
 /// Plays a sound as `AudioServicesPlaySystemSound` does; `inCompletionBlock` runs once when it has
 /// ended, for every call: also when nothing could play (an unknown ID, the profile, no output).
+///
+/// The block's type is Apple's, not `@Sendable`: it runs on a background thread, as Apple's runs on
+/// a serial queue of its own, and what it touches must be safe to touch from there (Apple: "the
+/// client is responsible for handling thread safety"). A block that updates main-actor state hops
+/// to the main actor itself.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesPlaySystemSoundWithCompletion(
-    _ inSystemSoundID: SystemSoundID, _ inCompletionBlock: (@Sendable () -> Void)?
+    _ inSystemSoundID: SystemSoundID, _ inCompletionBlock: (() -> Void)?
 ) {
     AudioServicesFacade.play(inSystemSoundID, type: .audioOnly, block: inCompletionBlock)
 }
 
 /// Plays an alert as `AudioServicesPlayAlertSound` does; `inCompletionBlock` runs once when sound
-/// and vibration have ended, for every call, success or failure.
+/// and vibration have ended, for every call, success or failure. The block runs on a background
+/// thread, as for `AudioServicesPlaySystemSoundWithCompletion`.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
 public func AudioServicesPlayAlertSoundWithCompletion(
-    _ inSystemSoundID: SystemSoundID, _ inCompletionBlock: (@Sendable () -> Void)?
+    _ inSystemSoundID: SystemSoundID, _ inCompletionBlock: (() -> Void)?
 ) {
     AudioServicesFacade.play(inSystemSoundID, type: .audioAndVibrate, block: inCompletionBlock)
 }
@@ -128,6 +156,7 @@ public func AudioServicesPlayAlertSoundWithCompletion(
 /// - Returns: `kAudioServicesNoError`, or `kAudioServicesSystemSoundUnspecifiedError` for an ID that
 ///   is neither a registered sound nor a system sound ID.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesAddSystemSoundCompletion(
     _ inSystemSoundID: SystemSoundID, _ inRunLoop: DispatchQueue?, _ inRunLoopMode: String?,
     _ inCompletionRoutine: AudioServicesSystemSoundCompletionProc, _ inClientData: UnsafeMutableRawPointer?
@@ -148,6 +177,7 @@ public func AudioServicesRemoveSystemSoundCompletion(_ inSystemSoundID: SystemSo
 /// The size of a property's value and whether it can be set.
 /// - Returns: as `AudioServicesGetProperty`.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesGetPropertyInfo(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ outPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outWritable: UnsafeMutablePointer<DarwinBoolean>?
@@ -165,6 +195,7 @@ public func AudioServicesGetPropertyInfo(
 ///   `kAudioServicesBadPropertySizeError` when the buffer is not 4 bytes or is nil;
 ///   `kAudioServicesSystemSoundUnspecifiedError` for an unknown sound ID.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesGetProperty(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer?
@@ -186,6 +217,7 @@ public func AudioServicesGetProperty(
 /// non-zero value is stored as 1).
 /// - Returns: as `AudioServicesGetProperty`.
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesSetProperty(
     _ inPropertyID: AudioServicesPropertyID, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
     _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer
@@ -204,8 +236,8 @@ public func AudioServicesSetProperty(
 /// Stops every play of the sound that is still running; their completions run as for any end.
 /// FeedbackServices' addition: Apple's System Sound Services cannot stop a sound.
 /// - Returns: `kAudioServicesNoError`, also when nothing was playing.
-@discardableResult
 /// Thread safety: any thread; returns at once (decoding a file is the only work done in the call).
+@discardableResult
 public func AudioServicesStopSystemSound(_ inSystemSoundID: SystemSoundID) -> OSStatus {
     FeedbackManager.shared.stop(inSystemSoundID)
     return kAudioServicesNoError
@@ -292,7 +324,11 @@ enum AudioServicesFacade {
         state.withLock { $0.completions[id] = completion }
     }
 
-    static func play(_ id: SystemSoundID, type: FeedbackType, block: (@Sendable () -> Void)?) {
+    static func play(_ id: SystemSoundID, type: FeedbackType, block: (() -> Void)?) {
+        // Apple's block type is not `@Sendable`: by Apple's contract it runs on a queue of the
+        // framework's and its caller makes what it touches safe there. It is called once, on the
+        // thread the play ends on, and shared with nothing else.
+        nonisolated(unsafe) let block = block
         FeedbackManager.shared.play(id, type: type) { _ in
             block?()
             if let completion = state.withLock({ $0.completions[id] }) {

@@ -6,6 +6,7 @@
 /// | IDs | what they name |
 /// |---|---|
 /// | 1000…1351 | system sounds, looked up in the sound theme (1007 is the tri-tone) |
+/// | 4094, 4096 | Apple's `kSystemSoundID_FlashScreen` and `kSystemSoundID_UserPreferredAlert`: no sound here |
 /// | 4095 | `kSystemSoundID_Vibrate` |
 /// | 4097…999,999 | the persistent registry (`SoundRegistryFile`, `feedbackctl register`): the same sound in every process |
 /// | 1,000,000…1,999,999,999 | process-local sounds (`AudioServicesCreateSystemSoundID`, `SoundRegistry.register`): only the process that registered them can play them |
@@ -62,6 +63,16 @@ public enum SoundIDRange: Sendable, Equatable, CaseIterable, CustomStringConvert
 
 /// The ID that vibrates instead of playing a sound (AudioServices' `kSystemSoundID_Vibrate`).
 public let kSystemSoundID_Vibrate: SystemSoundID = 4095
+
+/// Apple's ID for the alert sound the user chose in macOS's Sound settings (4096). Defined with
+/// Apple's value so that code naming it compiles; Linux has no such setting and the ID names no
+/// sound here: playing it plays nothing, and its completion runs as for any ID with no sound.
+public let kSystemSoundID_UserPreferredAlert: SystemSoundID = 0x1000
+
+/// Apple's ID that flashes the screen on macOS (4094). Defined with Apple's value so that code
+/// naming it compiles; nothing here flashes a screen, and the ID names no sound: playing it plays
+/// nothing, and its completion runs as for any ID with no sound.
+public let kSystemSoundID_FlashScreen: SystemSoundID = 0x0FFE
 
 /// Where a registered sound came from.
 public enum SoundSource: Sendable, Equatable, CustomStringConvertible {
