@@ -208,7 +208,8 @@ enum DevicesCommand: Subcommand {
             text += alsaText(alsa)
             let choice = AudioOutputSelection.choice(environment: parser.environment)
             report.output = Report.Output(kind: choice.kind?.rawValue, reason: choice.reason)
-            text.append("Output: \(choice.kind?.rawValue ?? "none") (\(choice.reason))")
+            // The reason may hold parentheses of its own (a server's address): after a colon.
+            text.append("Output: \(choice.kind?.rawValue ?? "none"): \(choice.reason)")
             if choice.kind == .pipeWire {
                 let scheduling = PipeWireOutput.streamThreadScheduling()
                 report.output?.streamThread = scheduling.map {
@@ -298,7 +299,11 @@ enum DevicesCommand: Subcommand {
         var lines = [list.cards.isEmpty ? "ALSA: no sound cards" : "ALSA cards:"]
         lines += list.cards.map { "  \($0.index) \($0.name): \($0.longName)" }
         lines.append(list.pcms.isEmpty ? "ALSA PCMs: none" : "ALSA PCMs (--pcm NAME):")
-        lines += list.pcms.map { $0.description.isEmpty ? "  \($0.name)" : "  \($0.name)  \($0.description)" }
+        // Descriptions in one column, after the longest name.
+        let width = list.pcms.map(\.name.count).max() ?? 0
+        lines += list.pcms.map { pcm in
+            pcm.description.isEmpty ? "  \(pcm.name)" : "  \(pcm.name)\(String(repeating: " ", count: width - pcm.name.count))  \(pcm.description)"
+        }
         return lines
     }
 

@@ -151,13 +151,13 @@ enum ListCommand: Subcommand {
             theme: ThemeOptions.SelectionReport(resolver.theme, settingsFile: false),
             sounds: rows.map { row in
                 Merged(
-                    first: Report.Sound(id: row.sound.id, name: row.sound.name, category: row.sound.category, duration: row.duration),
+                    first: Report.Sound(id: row.sound.id, name: row.sound.name, category: row.sound.category, duration: row.duration.map(JSONOutput.seconds)),
                     second: ThemeOptions.LookupReport(event: row.sound.event, result: row.result))
             },
             vibration: vibration.map { Report.VibrationSound(id: $0.key, category: $0.value) },
             registered: registered?.map { sound in
                 Report.RegisteredSound(
-                    id: sound.id, file: sound.path, duration: sound.duration, volume: Double(sound.volume.multiplier))
+                    id: sound.id, file: sound.path, duration: JSONOutput.seconds(sound.duration), volume: Double(sound.volume.multiplier))
             })
     }
 
