@@ -25,7 +25,7 @@ enum ThemeCommand: Subcommand {
     static let json = Option.json(
         """
         Print one JSON object: {"version", "theme": {"name", "source"},
-        "profile", "locale", "localeFallbacks", "searchPath",
+        "outputProfile", "locale", "localeFallbacks", "searchPath",
         "themes": [{"name", "installed", "indexFile", "inherits"}],
         "events": [{"event", "status", "file", "theme", "matchedName",
         "locale"}]}; status is resolved, disabled or notFound
@@ -42,7 +42,7 @@ enum ThemeCommand: Subcommand {
     /// What `--json` prints.
     struct Report: Encodable {
         let theme: ThemeOptions.SelectionReport
-        let profile: String
+        let outputProfile: String
         @Nullable var locale: String? = nil
         let localeFallbacks: [String]
         let searchPath: [String]
@@ -87,16 +87,16 @@ enum ThemeCommand: Subcommand {
         _ resolver: SoundThemeResolver, themes: [(String, [SoundThemeIndex])],
         results: [(event: String, result: SoundLookupResult)]
     ) -> String {
-        var lines = ["theme:        \(resolver.theme.name) (\(ThemeOptions.describe(resolver.theme)))", "search order:"]
+        var lines = ["theme:          \(resolver.theme.name) (\(ThemeOptions.describe(resolver.theme)))", "search order:"]
         for (position, (top, chain)) in themes.enumerated() {
             let detail = chain.isEmpty
                 ? "\(top) (not installed)"
                 : chain.map { "\($0.name) [\($0.indexFile)]" }.joined(separator: " → ")
             lines.append("  \(position + 1). \(detail)")
         }
-        lines.append("profile:      \(resolver.outputProfile)")
+        lines.append("output profile: \(resolver.outputProfile)")
         let fallbacks = SoundThemeResolver.localeFallbacks(resolver.locale)
-        lines.append("locale:       \(resolver.locale ?? "none") (tries \(fallbacks.joined(separator: ", ")), then none)")
+        lines.append("locale:         \(resolver.locale ?? "none") (tries \(fallbacks.joined(separator: ", ")), then none)")
         lines.append("search path:")
         lines += resolver.searchPath.baseDirectories.map { "  " + $0 }
         if !results.isEmpty { lines.append("") }
@@ -114,7 +114,7 @@ enum ThemeCommand: Subcommand {
     ) -> Report {
         Report(
             theme: ThemeOptions.SelectionReport(resolver.theme, settingsFile: true),
-            profile: resolver.outputProfile,
+            outputProfile: resolver.outputProfile,
             locale: resolver.locale,
             localeFallbacks: SoundThemeResolver.localeFallbacks(resolver.locale),
             searchPath: resolver.searchPath.baseDirectories,
@@ -134,7 +134,12 @@ enum ThemeCommand: Subcommand {
 struct ThemeOptions {
     static let theme = Option(
         "--theme", value: "NAME", .text, help: "Look sounds up in this theme instead of the configured one")
-    static let profile = Option("--profile", value: "NAME", .text, help: "The output profile to prefer (default: stereo)")
+    static let outputProfile = Option(
+        "--output-profile", value: "NAME", .text,
+        help: """
+            The sound theme's output profile to prefer (default: stereo); not
+            the feedback profile, which 'feedbackctl profile' sets
+            """)
     static let locale = Option(
         "--locale", value: "LOCALE", .text, help: "The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)")
     static let searchPath = Option(
@@ -144,7 +149,7 @@ struct ThemeOptions {
             ones and the shipped theme
             """)
     /// The options, in the order every command lists them.
-    static let all = [theme, profile, locale, searchPath]
+    static let all = [theme, outputProfile, locale, searchPath]
 
     private let explicitTheme: String?
     private let outputProfile: String?
@@ -155,11 +160,11 @@ struct ThemeOptions {
     /// Whether none of the options was given.
     var isDefault: Bool { explicitTheme == nil && outputProfile == nil && preferredLocale == nil && directories == nil }
 
-    /// Reads `--theme`, `--profile`, `--locale` and `--search-path`; the environment is the command's.
+    /// Reads `--theme`, `--output-profile`, `--locale` and `--search-path`; the environment is the command's.
     init(_ parser: ArgumentParser) {
         environment = parser.environment
         explicitTheme = parser.value(Self.theme)
-        outputProfile = parser.value(Self.profile)
+        outputProfile = parser.value(Self.outputProfile)
         preferredLocale = parser.value(Self.locale)
         directories = parser.value(Self.searchPath)
     }
@@ -193,7 +198,7 @@ struct ThemeOptions {
         case .explicit: "given with --theme"
         case .environment: "from $\(SoundThemeSelection.environmentVariable)"
         case .desktop: "from \(selection.settingsFile ?? "the desktop settings")"
-        case .fallback: "the shipped theme; nothing configured another"
+        case .fallback: "the shipped theme, as no other is configured"
         }
     }
 
