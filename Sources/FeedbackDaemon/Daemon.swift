@@ -108,7 +108,7 @@ package enum Daemon {
         do {
             connection = try BusConnection.session(description: "feedbackservicesd")
         } catch {
-            log("Error: cannot connect to the session bus: \(error.message)")
+            log("Error: \(error.message)")
             return 69
         }
         let desktop = desktopReading.wait()
