@@ -127,6 +127,11 @@ public enum FeedbackCommand {
         guard let name = arguments.first, !CommonOptions.help.matches(name) else {
             return output.write(overview)
         }
+        // `feedbackctl -q` alone is `feedbackctl`, quietly.
+        if arguments.allSatisfy(CommonOptions.quiet.matches) {
+            context.quiet = true
+            return output.write(overview)
+        }
         if versionOption.matches(name) { return output.write("feedbackctl \(version)\n") }
         guard let command = subcommand(named: name) else {
             let guess = closestCommand(to: name).map { "; did you mean '\($0)'?" } ?? ""

@@ -206,6 +206,8 @@ import Testing
             #expect(help.status == 0 && help.output == FireCommand.help, "\(arguments)")
         }
         #expect(run(["help", "help"]).output == HelpCommand.help)
+        let alone = run(["-q"])
+        #expect(alone.status == 0 && alone.output.isEmpty && alone.errors.isEmpty, "\(alone.errors)")
     }
 
     @Test(arguments: [("fier", "fire"), ("lsit", "list"), ("devies", "devices"), ("ply", "play")])
