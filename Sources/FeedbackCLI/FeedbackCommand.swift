@@ -87,7 +87,7 @@ public enum FeedbackCommand {
             failure = error
         }
         if let failure, context.json, text.isEmpty {
-            text = JSONOutput.line(ErrorReport(error: .init(message: failure.message, exitCode: failure.exitCode.rawValue)))
+            text = JSONOutput.line(ErrorReport(error: JSONFailure(failure)))
         }
         if !context.quiet { output.write(text) }
         context.warnings.forEach { errors.write("Warning: \($0)\n") }
@@ -103,12 +103,7 @@ public enum FeedbackCommand {
 
     /// What `--json` prints for a failure.
     private struct ErrorReport: Encodable {
-        let error: Failure
-
-        struct Failure: Encodable {
-            let message: String
-            let exitCode: Int32
-        }
+        let error: JSONFailure
     }
 
     /// What `dispatch` learns that `run` needs afterwards.

@@ -34,6 +34,17 @@ enum JSONOutput {
     }
 }
 
+/// A command's failure as `--json` reports it, under `error`: `{"message", "exitCode"}`.
+struct JSONFailure: Encodable {
+    let message: String
+    let exitCode: Int32
+
+    init(_ failure: CommandError) {
+        message = failure.message
+        exitCode = failure.exitCode.rawValue
+    }
+}
+
 /// An optional member written as `null` when absent, where a plain optional is left out.
 ///
 /// `@Nullable var file: String?` in a report type: `"file":null` rather than no `file` key. For a

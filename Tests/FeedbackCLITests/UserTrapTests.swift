@@ -153,9 +153,13 @@ import Testing
         #expect(failed.map { $0["path"] as? String } == [missing, text])
         #expect(failed.map { $0["exitCode"] as? Int } == [66, 65])
         // One missing file alone: its own error, as before, and the JSON still parses.
+        #expect((report["error"] as? [String: Any])?["exitCode"] as? Int == 66, "\(report)")
         let alone = run("info", "--json", missing)
         #expect(alone.status == ExitCode.noInput.rawValue)
-        #expect((try json(alone.output)["failed"] as? [[String: Any]])?.count == 1)
+        let aloneReport = try json(alone.output)
+        #expect((aloneReport["failed"] as? [[String: Any]])?.count == 1)
+        #expect((aloneReport["error"] as? [String: Any])?["message"] as? String == alone.errors.dropFirst("Error: ".count).dropLast().description)
+        #expect(try json(run("info", "--json", good).output)["error"] == nil)
     }
 
     @Test func aFileLongerThanASystemSoundIsDescribedAndRendered() throws {

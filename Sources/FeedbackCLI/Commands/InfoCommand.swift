@@ -22,7 +22,8 @@ enum InfoCommand: Subcommand {
         """
         Print one JSON object: {"version", "sounds": [{"path", "container",
         "encoding", "sampleRate", "channels", "duration", "peak"}],
-        "failed": [{"path", "message", "exitCode"}]}
+        "failed": [{"path", "message", "exitCode"}]}, and "error":
+        {"message", "exitCode"} when a file failed
         """)
     static let options = [json]
 
@@ -35,6 +36,8 @@ enum InfoCommand: Subcommand {
     struct Report: Encodable {
         let sounds: [Sound]
         let failed: [Failure]
+        /// The command's failure, as every command's `--json` reports one.
+        var error: JSONFailure?
 
         struct Sound: Encodable {
             let path: String
@@ -91,16 +94,21 @@ enum InfoCommand: Subcommand {
 
                 """)
         }
+        var failure: CommandError?
+        if let first = failures.first {
+            let names = failures.map(\.path).joined(separator: ", ")
+            failure =
+                parser.positionals.count == 1
+                ? first.error
+                : CommandError(
+                    message: "\(failures.count) of \(parser.positionals.count) files could not be described: \(names)",
+                    exitCode: first.error.exitCode)
+        }
         if json {
             let failed = failures.map { Report.Failure(path: $0.path, message: $0.error.message, exitCode: $0.error.exitCode.rawValue) }
-            output.write(JSONOutput.line(Report(sounds: sounds, failed: failed)))
+            output.write(JSONOutput.line(Report(sounds: sounds, failed: failed, error: failure.map(JSONFailure.init))))
         }
-        guard let first = failures.first else { return }
-        guard parser.positionals.count > 1 else { throw first.error }
-        let names = failures.map(\.path).joined(separator: ", ")
-        throw CommandError(
-            message: "\(failures.count) of \(parser.positionals.count) files could not be described: \(names)",
-            exitCode: first.error.exitCode)
+        if let failure { throw failure }
     }
 
     private static func formatSeconds(_ seconds: Double) -> String {
