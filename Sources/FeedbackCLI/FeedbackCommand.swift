@@ -8,11 +8,10 @@ import Glibc
 /// the exit code, so tests drive it without spawning a process.
 public enum FeedbackCommand {
     /// The version `feedbackctl version` prints.
-    public static let version = "0.1.0"
+    public static let version = Release.version
 
-    /// The day `version` was released, as the manual page's `.TH` line dates it: fixed with the
-    /// version rather than the build's date, so that the generated page is the same on every build.
-    static let releaseDate = "2026-12-03"
+    /// The day `version` was released, as the manual page's `.TH` line dates it (`Release.date`).
+    static let releaseDate = Release.date
 
     /// Every subcommand, in the order the overview lists them.
     static let subcommands: [any Subcommand.Type] = [

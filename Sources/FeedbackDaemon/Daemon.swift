@@ -35,6 +35,7 @@ package enum Daemon {
         OPTIONS:
           --replace                   Take the name over from another feedbackservicesd (feedbackd does not let it go)
           --idle-timeout <seconds>    Close the sound-server stream after this long without sound (default: 30)
+          --version                   Print the version
           -h, --help                  Show this help
 
         SIGNALS:
@@ -75,6 +76,9 @@ package enum Daemon {
                 sysfsRoot = value
             case "-h", "--help":
                 write(1, usage)
+                return 0
+            case "--version":
+                write(1, "feedbackservicesd \(Release.version)\n")
                 return 0
             default:
                 write(2, "Error: unknown argument '\(argument)'\n\n\(usage)")

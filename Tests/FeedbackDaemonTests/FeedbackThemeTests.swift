@@ -239,6 +239,12 @@ struct DaemonOptionTests {
         }
     }
 
+    @Test func versionPrintsTheRelease() {
+        let version = runProcess(builtProduct("feedbackservicesd"), ["--version"], environment: [])
+        #expect(version.status == 0 && version.errors.isEmpty, "\(version.errors)")
+        #expect(version.output == "feedbackservicesd \(Release.version)\n")
+    }
+
     @Test func withNoBusTheErrorNamesTheAddressAndTheVariable() {
         let address = "unix:path=/nonexistent-\(getpid())/bus"
         let run = runProcess(builtProduct("feedbackservicesd"), [], environment: ["DBUS_SESSION_BUS_ADDRESS=\(address)"])
