@@ -67,6 +67,7 @@ public enum FeedbackCommand {
     /// `errors`. `environment` is what the command reads `XDG_*`, `FEEDBACKSERVICES_PROFILE` and
     /// the theme settings from (the process's own by default); the sound server is found as
     /// libpulse finds it, from the process's own environment (`PULSE_SERVER`).
+    ///
     /// Notices (`Note: …`, what a command did that a user may not expect, such as the profile
     /// silencing a sound) go to `errors` only when `errorsAreTerminal` and `-q` was not given:
     /// they are for a person, not for a script. With `--json`, a failure is also one JSON object on

@@ -36,6 +36,8 @@ enum Playback {
             throw CommandError.usage("\(chosen.map(\.0.name).joined(separator: " and ")) cannot be used together")
         }
         if let pcm, pcm.isEmpty { throw CommandError.usage("\(SoundArguments.pcm.name) needs a PCM name") }
+        // A file feedbackctl cannot write is refused before the sound is looked up and decoded.
+        if let file { _ = try outputFormat(file) }
         return chosen.first?.1 ?? .engine
     }
 
