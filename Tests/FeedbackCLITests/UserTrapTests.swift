@@ -121,10 +121,16 @@ import Testing
             #expect(error["exitCode"] as? Int == Int(code.rawValue))
             #expect(result.errors.hasPrefix("Error: \(error["message"] as? String ?? "?")\n"), "\(result.errors)")
         }
-        // A report already printed is not followed by a second object.
+        // A command that prints its report anyway puts the failure in it, as the same "error".
         let theme = run("theme", "--json", "no-such-event")
         #expect(theme.status == ExitCode.noInput.rawValue)
-        #expect(try json(theme.output)["events"] != nil)
+        let report = try json(theme.output)
+        #expect(report["events"] != nil)
+        #expect((report["error"] as? [String: Any])?["message"] as? String == "no sound found for no-such-event")
+        #expect(try json(run("theme", "--json").output)["error"] == nil)
+        let devices = run("devices", "--audio", "--json", environment: ["PULSE_SERVER": "unix:/nonexistent/native"])
+        #expect(devices.status == ExitCode.unavailable.rawValue)
+        #expect((try json(devices.output)["error"] as? [String: Any])?["exitCode"] as? Int == 69, "\(devices.output)")
     }
 
     func run(_ arguments: [String]) -> CommandResult {

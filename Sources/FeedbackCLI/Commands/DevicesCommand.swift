@@ -52,7 +52,7 @@ enum DevicesCommand: Subcommand {
         is null when no server answered and "audioError" says why,
         vibrators and leds likewise with "vibratorsError" and "ledsError";
         with --audio, --vibrators or --leds only that side's members are
-        present
+        present; "error": {"message", "exitCode"} when the command fails
         """)
     static let inputDirectory = Option("--input-dir", value: "DIR", .directory, help: "Scan DIR instead of /dev/input")
     static let options = [audio, vibrators, leds, json, inputDirectory, LEDCommand.root]
@@ -86,6 +86,8 @@ enum DevicesCommand: Subcommand {
         var leds: Nullable<[LEDCommand.ListReport.LED]>?
         var ledsError: String?
         var service: DaemonRoute.State?
+        /// The command's failure, as every command's `--json` reports one.
+        var error: JSONFailure?
 
         /// The output `AudioOutputSelection.automatic()` tries first; kind null when
         /// FEEDBACKSERVICES_OUTPUT names none.
@@ -255,6 +257,7 @@ enum DevicesCommand: Subcommand {
             }
         }
 
+        report.error = failure.map(JSONFailure.init)
         output += parser.flag(Self.json) ? JSONOutput.line(report) : text.map { $0 + "\n" }.joined()
         if let failure { throw failure }
     }

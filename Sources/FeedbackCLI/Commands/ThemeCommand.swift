@@ -28,7 +28,8 @@ enum ThemeCommand: Subcommand {
         "outputProfile", "locale", "localeFallbacks", "searchPath",
         "themes": [{"name", "installed", "indexFile", "inherits"}],
         "events": [{"event", "status", "file", "theme", "matchedName",
-        "locale"}]}; status is resolved, disabled or notFound
+        "locale"}]}; status is resolved, disabled or notFound;
+        "error": {"message", "exitCode"} when an event has no sound
         """)
     static let options = ThemeOptions.all + [json]
     static let usage: [[UsageItem]] = [[.optional([json] + ThemeOptions.all), .arguments]]
@@ -48,6 +49,8 @@ enum ThemeCommand: Subcommand {
         let searchPath: [String]
         let themes: [Theme]
         let events: [ThemeOptions.LookupReport]
+        /// The command's failure (an event with no sound), as every command's `--json` reports one.
+        var error: JSONFailure?
 
         /// A theme in the search order; one not installed has only its name.
         struct Theme: Encodable {
@@ -71,16 +74,18 @@ enum ThemeCommand: Subcommand {
             }
         }
         let themes = resolver.themeOrder.map { top in (top, resolver.inheritance(of: top)) }
+        let missing = results.filter { if case .notFound = $0.result { true } else { false } }
+        let failure =
+            missing.isEmpty
+            ? nil : CommandError(message: "no sound found for \(missing.map(\.event).joined(separator: ", "))", exitCode: .noInput)
         if parser.flag(Self.json) {
-            output.write(JSONOutput.line(report(resolver, themes: themes, results: results)))
+            var report = report(resolver, themes: themes, results: results)
+            report.error = failure.map(JSONFailure.init)
+            output.write(JSONOutput.line(report))
         } else {
             output.write(text(resolver, themes: themes, results: results))
         }
-        let missing = results.filter { if case .notFound = $0.result { true } else { false } }
-        if !missing.isEmpty {
-            let names = missing.map(\.event).joined(separator: ", ")
-            throw CommandError(message: "no sound found for \(names)", exitCode: .noInput)
-        }
+        if let failure { throw failure }
     }
 
     private static func text(
