@@ -72,10 +72,20 @@ enum Playback {
 
     /// Plays the sound file at `path` streamed from disk, as the library plays music
     /// (`VoiceSource.streamed(fileAt:)`): for a file longer than a system sound may be, which is
-    /// never decoded whole. Waits and stops as `play(_:on:type:options:)` does.
+    /// never decoded whole. libcanberra has no streaming voice and would get the file decoded
+    /// whole with no bound: it gets at most `FileOutput.maximumDuration` of it, as a rendering
+    /// does, or the file is refused. Waits and stops as `play(_:on:type:options:)` does.
     /// - Returns: how it ended: `finished` or `stopped`.
     static func stream(fileAt path: String, on destination: Destination, options: PlaybackOptions) throws(CommandError) -> String {
         try Interruption.check()
+        var source = VoiceSource.streamed(fileAt: path)
+        if case .canberra = destination {
+            do {
+                source = .buffer(try SoundDecoder(maximumDuration: FileOutput.maximumDuration).decode(fileAt: path).buffer)
+            } catch {
+                throw CommandError(error)
+            }
+        }
         let output: any AudioOutput
         do {
             output = try opener(for: destination)()
@@ -84,7 +94,7 @@ enum Playback {
         }
         let done = DispatchSemaphore(value: 0)
         let end = Mutex<PlaybackEnd?>(nil)
-        let playback = output.play(.streamed(fileAt: path), from: 0, options: options, queue: .global()) { ended in
+        let playback = output.play(source, from: 0, options: options, queue: .global()) { ended in
             end.withLock { $0 = ended }
             done.signal()
         }
