@@ -31,10 +31,24 @@ package final class BusConnection: @unchecked Sendable {
 
     /// Opens a connection to the session bus (`sd_bus_open_user`: `$DBUS_SESSION_BUS_ADDRESS`, else
     /// `$XDG_RUNTIME_DIR/bus`).
+    /// - Throws: `BusError` whose message names the address tried and where it came from.
     package static func session(description: String) throws(BusError) -> BusConnection {
         var bus: OpaquePointer?
-        try check(sd_bus_open_user(&bus), "connecting to the session bus")
+        try check(sd_bus_open_user(&bus), "cannot connect to the session bus at \(sessionAddressTried())")
         return try BusConnection(bus: bus!, description: description)
+    }
+
+    /// The address `sd_bus_open_user` tries and where it found it, for a message: with no bus
+    /// running, the variable to set is the one thing a user needs to know.
+    static func sessionAddressTried() -> String {
+        let variable = "DBUS_SESSION_BUS_ADDRESS"
+        if let address = getenv(variable).map({ String(cString: $0) }), !address.isEmpty {
+            return "\(address), from \(variable)"
+        }
+        if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") {
+            return "unix:path=\(runtime)/bus, from XDG_RUNTIME_DIR as \(variable) is not set"
+        }
+        return "unix:path=/run/user/\(getuid())/bus, as neither \(variable) nor XDG_RUNTIME_DIR is set"
     }
 
     private init(bus: OpaquePointer, description: String) throws(BusError) {

@@ -16,6 +16,9 @@ struct ArgumentParser {
     /// Things the command could not do but that did not fail it; printed as `Warning: …` on
     /// standard error after the command.
     private(set) var warnings: [String] = []
+    /// What the command did that a person at a terminal may not expect (the profile silenced the
+    /// sound); printed as `Note: …` on standard error when that is a terminal, unless `-q`.
+    private(set) var notices: [String] = []
     /// The options the command may read.
     private let declared: [Option]
     // Keyed by the options' long names, not by `Option`: a set or dictionary of a type of our own
@@ -39,7 +42,7 @@ struct ArgumentParser {
         var positionals: [String] = []
         var pending: Option?
         var ended = false
-        for argument in arguments {
+        for (index, argument) in arguments.enumerated() {
             if let option = pending {
                 values[option.name] = argument
                 pending = nil
@@ -50,6 +53,10 @@ struct ArgumentParser {
             } else {
                 guard let option = options.first(where: { $0.matches(argument) }) else {
                     let name = argument.prefix { $0 != "=" }
+                    if let retired = RetiredOption.all.first(where: { $0.name == name }), options.contains(retired.replacement) {
+                        let value = argument.contains("=") ? String(argument.drop { $0 != "=" }.dropFirst()) : arguments.dropFirst(index + 1).first
+                        throw CommandError.usage(retired.message(value))
+                    }
                     let flag = options.contains { $0.names.contains(String(name)) }
                     throw CommandError.usage(
                         flag ? "option '\(name)' takes no value" : "unknown option '\(argument)' for '\(command.name)'")
@@ -91,5 +98,10 @@ struct ArgumentParser {
     /// Adds a warning.
     mutating func warn(_ message: String) {
         warnings.append(message)
+    }
+
+    /// Adds a notice.
+    mutating func notify(_ message: String) {
+        notices.append(message)
     }
 }

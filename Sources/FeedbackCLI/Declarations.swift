@@ -3,6 +3,8 @@
 // completions (`Completion`) are generated from them, so none of the four can say something the
 // others do not.
 
+import FeedbackServices
+
 /// What a value on the command line is: what the shell completions offer for it.
 enum ValueKind: Equatable, Sendable {
     /// A file; file names are offered.
@@ -154,6 +156,29 @@ enum Paragraph: Sendable, ExpressibleByStringInterpolation {
     init(stringLiteral text: String) {
         self = .text(text)
     }
+}
+
+/// An option name commands no longer take because it meant something a user would not guess;
+/// the parser answers it with what to use instead, where the command takes the replacement.
+struct RetiredOption: Sendable {
+    /// The old name: `--profile`.
+    let name: String
+    /// The option that took over its meaning.
+    let replacement: Option
+    /// The usage error for the old name given `value` (nil when none followed it).
+    let message: @Sendable (_ value: String?) -> String
+
+    static let all = [
+        RetiredOption(name: "--profile", replacement: ThemeOptions.outputProfile) { value in
+            let output = "the sound theme's output profile (such as stereo) is '\(ThemeOptions.outputProfile.name) NAME'"
+            guard let value, let profile = FeedbackProfile(rawValue: value) else {
+                return "there is no option '--profile': \(output); the feedback profile (full, quiet, silent) is set with "
+                    + "'feedbackctl profile NAME'"
+            }
+            return "'--profile \(value)' does not choose the feedback profile here: set it with "
+                + "'feedbackctl profile \(profile.rawValue)' (or FEEDBACKSERVICES_PROFILE=\(profile.rawValue) for one command); \(output)"
+        }
+    ]
 }
 
 /// The options every command takes, which the parser reads itself.

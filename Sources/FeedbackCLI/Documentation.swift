@@ -14,7 +14,7 @@ enum Documentation {
         var page: [String] = [
             #".\" feedbackctl(1), generated from the commands' declarations by 'feedbackctl help --man'"#,
             #".\" (scripts/generate-docs writes share/man/man1/feedbackctl.1). Do not edit."#,
-            #".TH FEEDBACKCTL 1 "" "feedbackctl \#(FeedbackCommand.version)" "User Commands""#,
+            #".TH FEEDBACKCTL 1 "\#(FeedbackCommand.releaseDate)" "feedbackctl \#(FeedbackCommand.version)" "User Commands""#,
             // Left-aligned and unhyphenated: option and file names must stay whole and exact.
             ".nh",
             ".ad l",

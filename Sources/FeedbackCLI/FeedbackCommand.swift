@@ -8,7 +8,10 @@ import Glibc
 /// the exit code, so tests drive it without spawning a process.
 public enum FeedbackCommand {
     /// The version `feedbackctl version` prints.
-    public static let version = "0.1.0"
+    public static let version = Release.version
+
+    /// The day `version` was released, as the manual page's `.TH` line dates it (`Release.date`).
+    static let releaseDate = Release.date
 
     /// Every subcommand, in the order the overview lists them.
     static let subcommands: [any Subcommand.Type] = [
@@ -31,7 +34,8 @@ public enum FeedbackCommand {
     ]
 
     /// Runs the command with the process's standard output and error; returns the exit code.
-    public static func main(arguments: [String]) -> Int32 {
+    public static func main(arguments given: [String]) -> Int32 {
+        let arguments = commandFirst(given)
         // Our output goes straight to descriptors 1 and 2; what libsndfile and libmpg123 print
         // while they read a file would only corrupt it (`info --json`) or alarm for nothing.
         CLibraryOutput.dropDuringSoundFileWork()
@@ -52,7 +56,9 @@ public enum FeedbackCommand {
         }
         var output = StandardStream(fd: STDOUT_FILENO)
         var errors = StandardStream(fd: STDERR_FILENO)
-        let status = run(arguments: arguments, environment: environment, output: &output, errors: &errors)
+        let status = run(
+            arguments: arguments, environment: environment, output: &output, errors: &errors,
+            errorsAreTerminal: isatty(STDERR_FILENO) == 1)
         ActivePlayers.leave()
         return status
     }
@@ -61,48 +67,117 @@ public enum FeedbackCommand {
     /// `errors`. `environment` is what the command reads `XDG_*`, `FEEDBACKSERVICES_PROFILE` and
     /// the theme settings from (the process's own by default); the sound server is found as
     /// libpulse finds it, from the process's own environment (`PULSE_SERVER`).
+    ///
+    /// Notices (`Note: …`, what a command did that a user may not expect, such as the profile
+    /// silencing a sound) go to `errors` only when `errorsAreTerminal` and `-q` was not given:
+    /// they are for a person, not for a script. With `--json`, a failure is also one JSON object on
+    /// `output`, `{"error": {"message", "exitCode"}, "version"}`, unless the command already
+    /// printed its report.
     /// - Returns: 0, or a `sysexits.h` code (`ExitCode`).
     public static func run(
         arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-        output: inout some TextOutputStream, errors: inout some TextOutputStream
+        output: inout some TextOutputStream, errors: inout some TextOutputStream, errorsAreTerminal: Bool = false
     ) -> Int32 {
         var text = ""
         var context = Context(environment: environment)
+        var failure: CommandError?
         do {
-            try dispatch(arguments, context: &context, output: &text)
-            if !context.quiet { output.write(text) }
-            context.warnings.forEach { errors.write("Warning: \($0)\n") }
-            return ExitCode.success.rawValue
+            try dispatch(commandFirst(arguments), context: &context, output: &text)
         } catch {
-            if !context.quiet { output.write(text) }
-            context.warnings.forEach { errors.write("Warning: \($0)\n") }
-            errors.write("Error: \(error.message)\n")
-            if error.showUsage { errors.write("Run 'feedbackctl help' for usage.\n") }
-            return error.exitCode.rawValue
+            failure = error
         }
+        if let failure, context.json, text.isEmpty {
+            text = JSONOutput.line(ErrorReport(error: JSONFailure(failure)))
+        }
+        if !context.quiet { output.write(text) }
+        context.warnings.forEach { errors.write("Warning: \($0)\n") }
+        if errorsAreTerminal && !context.quiet { context.notices.forEach { errors.write("Note: \($0)\n") } }
+        guard let failure else { return ExitCode.success.rawValue }
+        errors.write("Error: \(failure.message)\n")
+        if failure.showUsage {
+            let command = context.command.flatMap { $0 == HelpCommand.name ? nil : " " + $0 } ?? ""
+            errors.write("Run 'feedbackctl help\(command)' for usage.\n")
+        }
+        return failure.exitCode.rawValue
+    }
+
+    /// What `--json` prints for a failure.
+    private struct ErrorReport: Encodable {
+        let error: JSONFailure
     }
 
     /// What `dispatch` learns that `run` needs afterwards.
     private struct Context {
         let environment: [String: String]
+        /// The command's name, once it is known.
+        var command: String?
         var quiet = false
+        /// Whether `--json` was asked for, of a command that takes it.
+        var json = false
         var warnings: [String] = []
+        var notices: [String] = []
     }
 
     private static func dispatch(_ arguments: [String], context: inout Context, output: inout String) throws(CommandError) {
         guard let name = arguments.first, !CommonOptions.help.matches(name) else {
             return output.write(overview)
         }
+        // `feedbackctl -q` alone is `feedbackctl`, quietly.
+        if arguments.allSatisfy(CommonOptions.quiet.matches) {
+            context.quiet = true
+            return output.write(overview)
+        }
         if versionOption.matches(name) { return output.write("feedbackctl \(version)\n") }
         guard let command = subcommand(named: name) else {
-            throw CommandError.usage("unknown command '\(name)'")
+            let guess = closestCommand(to: name).map { "; did you mean '\($0)'?" } ?? ""
+            throw CommandError.usage("unknown command '\(name)'\(guess)")
         }
+        context.command = name
         let words = Array(arguments.dropFirst())
-        if ArgumentParser.asksForHelp(words) { return output.write(command.help) }
+        let options = words.prefix { $0 != "--" }
+        context.json = options.contains(Option.jsonName) && command.allOptions.contains { $0.name == Option.jsonName }
+        // `fire help`: there is no event (or file) a user means by that word alone.
+        if ArgumentParser.asksForHelp(words) || (words == [HelpCommand.name] && command != HelpCommand.self) {
+            return output.write(command.help)
+        }
         var parser = try ArgumentParser(words, command: command, environment: context.environment)
         context.quiet = parser.quietRequested
-        defer { context.warnings = parser.warnings }
+        defer { (context.warnings, context.notices) = (parser.warnings, parser.notices) }
         try command.run(&parser, output: &output)
+    }
+
+    /// The command line with the options `feedbackctl` takes before a command (`-q`, `-h`) moved
+    /// after the command's name: `feedbackctl -q fire 1007` is `feedbackctl fire -q 1007`, and
+    /// `feedbackctl --help fire` is `feedbackctl fire --help`.
+    static func commandFirst(_ arguments: [String]) -> [String] {
+        let leading = arguments.prefix { argument in CommonOptions.all.contains { $0.matches(argument) } }
+        guard !leading.isEmpty, let name = arguments.dropFirst(leading.count).first else { return arguments }
+        return [name] + leading + arguments.dropFirst(leading.count + 1)
+    }
+
+    /// The command a mistyped name most likely meant: one at most two edits away (`fier`, `lsit`).
+    private static func closestCommand(to name: String) -> String? {
+        let distances = subcommands.map { ($0.name, editDistance(Array(name), Array($0.name))) }
+        guard let best = distances.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 < name.count else { return nil }
+        return best.0
+    }
+
+    /// The Levenshtein distance, with a swap of two neighbours counted as one edit.
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
     }
 
     /// Loads the library the first sound of `fire` or `play` will call — libsystemd for the bus
@@ -171,8 +246,8 @@ public enum FeedbackCommand {
 
     /// The options of `feedbackctl` itself, before a command.
     static let globalOptions = [
-        CommonOptions.help.described("Show this help (also after a command: 'feedbackctl fire --help')"),
-        CommonOptions.quiet.described("After a command: print nothing on standard output, only errors"),
+        CommonOptions.help.described("Show this help; with a command, its help ('feedbackctl --help fire')"),
+        CommonOptions.quiet.described("Print nothing on standard output, only errors (before or after the command)"),
         versionOption,
     ]
 

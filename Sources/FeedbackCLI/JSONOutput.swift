@@ -23,8 +23,25 @@ enum JSONOutput {
         }
     }
 
+    /// A duration as every report gives it: seconds, rounded to the millisecond (a sound's length
+    /// in frames divided by the rate has digits that say nothing).
+    static func seconds(_ seconds: Double) -> Double {
+        (seconds * 1000).rounded() / 1000
+    }
+
     private struct Version: Encodable {
         let version = FeedbackCommand.version
+    }
+}
+
+/// A command's failure as `--json` reports it, under `error`: `{"message", "exitCode"}`.
+struct JSONFailure: Encodable {
+    let message: String
+    let exitCode: Int32
+
+    init(_ failure: CommandError) {
+        message = failure.message
+        exitCode = failure.exitCode.rawValue
     }
 }
 

@@ -36,6 +36,8 @@ enum Playback {
             throw CommandError.usage("\(chosen.map(\.0.name).joined(separator: " and ")) cannot be used together")
         }
         if let pcm, pcm.isEmpty { throw CommandError.usage("\(SoundArguments.pcm.name) needs a PCM name") }
+        // A file feedbackctl cannot write is refused before the sound is looked up and decoded.
+        if let file { _ = try outputFormat(file) }
         return chosen.first?.1 ?? .engine
     }
 
@@ -51,18 +53,57 @@ enum Playback {
         for destination: Destination, _ parser: ArgumentParser, vibrator: VibratorSource = .none,
         themes: SoundThemeResolver? = nil, profile: FeedbackProfile? = nil
     ) -> FeedbackManager {
-        let opener: @Sendable () throws(PlaybackError) -> any AudioOutput =
-            switch destination {
-            case .canberra: { () throws(PlaybackError) in try CanberraOutput() }
-            case .alsa(let device): { () throws(PlaybackError) in try AudioOutputSelection.alsa(device: device) }
-            case .engine, .file: { () throws(PlaybackError) in try AudioOutputSelection.automatic() }
-            }
         let manager = FeedbackManager(
             registry: SoundRegistry(persistentRegistry: try? SoundRegistryFile(environment: parser.environment)),
-            openAudioOutput: opener, vibrator: vibrator, settings: FeedbackSettings(environment: parser.environment),
+            openAudioOutput: opener(for: destination), vibrator: vibrator, settings: FeedbackSettings(environment: parser.environment),
             themeResolver: themes, scheduling: .threads(loop: .queue(.global())))
         manager.profileOverride = profile
         return manager
+    }
+
+    /// What opens the output `destination` plays on (a file renders on the automatic one's rate).
+    private static func opener(for destination: Destination) -> @Sendable () throws(PlaybackError) -> any AudioOutput {
+        switch destination {
+        case .canberra: { () throws(PlaybackError) in try CanberraOutput() }
+        case .alsa(let device): { () throws(PlaybackError) in try AudioOutputSelection.alsa(device: device) }
+        case .engine, .file: { () throws(PlaybackError) in try AudioOutputSelection.automatic() }
+        }
+    }
+
+    /// Plays the sound file at `path` streamed from disk, as the library plays music
+    /// (`VoiceSource.streamed(fileAt:)`): for a file longer than a system sound may be, which is
+    /// never decoded whole. libcanberra has no streaming voice and would get the file decoded
+    /// whole with no bound: it gets at most `FileOutput.maximumDuration` of it, as a rendering
+    /// does, or the file is refused. Waits and stops as `play(_:on:type:options:)` does.
+    /// - Returns: how it ended: `finished` or `stopped`.
+    static func stream(fileAt path: String, on destination: Destination, options: PlaybackOptions) throws(CommandError) -> String {
+        try Interruption.check()
+        var source = VoiceSource.streamed(fileAt: path)
+        if case .canberra = destination {
+            do {
+                source = .buffer(try SoundDecoder(maximumDuration: FileOutput.maximumDuration).decode(fileAt: path).buffer)
+            } catch {
+                throw CommandError(error)
+            }
+        }
+        let output: any AudioOutput
+        do {
+            output = try opener(for: destination)()
+        } catch {
+            throw CommandError(error)
+        }
+        let done = DispatchSemaphore(value: 0)
+        let end = Mutex<PlaybackEnd?>(nil)
+        let playback = output.play(source, from: 0, options: options, queue: .global()) { ended in
+            end.withLock { $0 = ended }
+            done.signal()
+        }
+        try Interruption.wait(for: done) { playback.stop() }
+        switch end.withLock({ $0 })! {
+        case .finished: return "finished"
+        case .stopped, .cancelled: return "stopped"
+        case .failed(let error): throw CommandError(error)
+        }
     }
 
     /// Plays `sound` through `manager` as `type` and waits until both parts have ended. Ctrl-C
@@ -98,11 +139,13 @@ enum Playback {
     }
 
     /// Renders `buffer` into the sound file at `path` (its format from the extension; 16-bit WAV
-    /// when it has none we know), faster than real time, in memory that does not grow with the
-    /// file. A file over `FileOutput.maximumDuration` is refused before anything is rendered; Ctrl-C
-    /// or SIGTERM stops the render within a block and leaves `path` as it was (130 or 143).
+    /// when it has none, and for `-`, standard output), faster than real time, in memory that does
+    /// not grow with the file. An extension we do not write is refused, as is `-` when standard
+    /// output is a terminal; so is a file over `FileOutput.maximumDuration`, all before anything
+    /// is rendered. Ctrl-C or SIGTERM stops the render within a block and leaves `path` as it was
+    /// (130 or 143).
     static func render(_ buffer: PCMBuffer, options: PlaybackOptions, to path: String) throws(CommandError) {
-        let file = FileOutput(path: path, format: SoundFileFormat(fileExtension: fileExtension(path)) ?? .wav16)
+        let file = FileOutput(path: path, format: try outputFormat(path))
         var counted = options
         // `--loop N` counts plays, however many: never the library's `forever`, which a file cuts.
         counted.playCount = min(options.playCount, PlaybackOptions.forever - 1)
@@ -114,6 +157,26 @@ enum Playback {
             throw CommandError(error)
         }
         if length == nil { try Interruption.check("interrupted; the file was not written") }
+    }
+
+    /// The format of the file `--output` names.
+    private static func outputFormat(_ path: String) throws(CommandError) -> SoundFileFormat {
+        if path == "-" {
+            guard isatty(STDOUT_FILENO) != 1 else {
+                throw CommandError.usage(
+                    "\(SoundArguments.output.name) - writes a WAV file to standard output, which is a terminal; "
+                        + "redirect it ('> sound.wav', '| aplay') or give a file name")
+            }
+            return .wav16
+        }
+        let name = fileExtension(path)
+        guard !name.isEmpty else { return .wav16 }
+        guard let format = SoundFileFormat(fileExtension: name) else {
+            throw CommandError.usage(
+                "\(SoundArguments.output.name) \(path): feedbackctl does not write '.\(name)' files; name the file "
+                    + ".wav, .rf64, .aiff, .caf, .flac, .ogg, .opus or .mp3 (a name with no extension is written as WAV)")
+        }
+        return format
     }
 
     private static func fileExtension(_ path: String) -> String {

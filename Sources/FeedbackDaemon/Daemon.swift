@@ -35,6 +35,7 @@ package enum Daemon {
         OPTIONS:
           --replace                   Take the name over from another feedbackservicesd (feedbackd does not let it go)
           --idle-timeout <seconds>    Close the sound-server stream after this long without sound (default: 30)
+          --version                   Print the version
           -h, --help                  Show this help
 
         SIGNALS:
@@ -76,6 +77,9 @@ package enum Daemon {
             case "-h", "--help":
                 write(1, usage)
                 return 0
+            case "--version":
+                write(1, "feedbackservicesd \(Release.version)\n")
+                return 0
             default:
                 write(2, "Error: unknown argument '\(argument)'\n\n\(usage)")
                 return 64
@@ -108,7 +112,7 @@ package enum Daemon {
         do {
             connection = try BusConnection.session(description: "feedbackservicesd")
         } catch {
-            log("Error: cannot connect to the session bus: \(error.message)")
+            log("Error: \(error.message)")
             return 69
         }
         let desktop = desktopReading.wait()

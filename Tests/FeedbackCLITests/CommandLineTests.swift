@@ -57,7 +57,9 @@ import FeedbackTestSupport
         let result = feedbackctl(arguments)
         #expect(result.status == ExitCode.usage.rawValue)
         #expect(result.output.isEmpty)
-        #expect(result.errors == "Error: \(message)\nRun 'feedbackctl help' for usage.\n")
+        // The hint names the command's own help, once the command is known.
+        let help = ["version", "info"].contains(arguments[0]) ? "help \(arguments[0])" : "help"
+        #expect(result.errors == "Error: \(message)\nRun 'feedbackctl \(help)' for usage.\n")
     }
 }
 

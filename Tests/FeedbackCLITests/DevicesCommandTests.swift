@@ -80,7 +80,7 @@ import Testing
         }
         let text = try devices([])
         #expect(text.status == 0, "\(text.errors)")
-        let line = "Output: pipewire (a PipeWire daemon answers at \(server.socket))\n  stream thread: "
+        let line = "Output: pipewire: a PipeWire daemon answers at \(server.socket)\n  stream thread: "
         #expect(text.output.contains(line + (realTime ? "real-time (SCHED_" : "")), "\(text.output)")
     }
 

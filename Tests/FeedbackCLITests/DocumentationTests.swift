@@ -31,6 +31,12 @@ func requirePrograms(_ programs: String...) throws {
         ("share/zsh/site-functions/_feedbackctl", Completion.zsh),
     ]
 
+    @Test func theManualPageCarriesAFixedReleaseDate() throws {
+        let header = try #require(Documentation.manPage.split(separator: "\n").first { $0.hasPrefix(".TH ") })
+        #expect(header == #".TH FEEDBACKCTL 1 "\#(FeedbackCommand.releaseDate)" "feedbackctl \#(FeedbackCommand.version)" "User Commands""#)
+        #expect(FeedbackCommand.releaseDate.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil)
+    }
+
     @Test func committedFilesAreWhatTheGeneratorMakes() throws {
         for (path, text) in Self.generated {
             let committed = try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)

@@ -63,6 +63,90 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: prefix))
     }
 
+    /// Every path under `root`, relative to it, sorted; directories end in "/".
+    func tree(_ root: String) -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        var paths: [String] = []
+        while let path = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory)
+            paths.append(isDirectory.boolValue ? path + "/" : path)
+        }
+        return paths.sorted()
+    }
+
+    @Test func aPrefixTheBusDoesNotSearchIsNamedWithTheWayToChangeIt() {
+        let prefix = directory.file("opt-fbs")
+        let data = directory.file("data")
+        let outside = install([prefix], environment: ["XDG_DATA_HOME=\(data)", "XDG_DATA_DIRS=/usr/share"])
+        #expect(outside.status == 0, "\(outside.errors)")
+        #expect(!outside.output.contains("now starts"), "\(outside.output)")
+        #expect(outside.output.contains("the session bus will not start feedbackservicesd"), "\(outside.output)")
+        #expect(outside.output.contains("ln -s \(prefix)/share/dbus-1/services/*.service \(data)/dbus-1/services/"))
+        #expect(outside.output.contains("systemctl --user link \(prefix)/share/systemd/user/feedbackservicesd.service"))
+
+        let searched = install([prefix], environment: ["XDG_DATA_HOME=\(data)", "XDG_DATA_DIRS=\(prefix)/share:/usr/share"])
+        #expect(searched.status == 0, "\(searched.errors)")
+        #expect(searched.output.contains("the session bus now starts feedbackservicesd for org.sigxcpu.Feedback"))
+    }
+
+    @Test func theSummaryNamesEverythingInstalled() throws {
+        let prefix = directory.file("prefix")
+        let result = install([prefix])
+        #expect(result.status == 0, "\(result.errors)")
+        let manifest = try String(contentsOfFile: prefix + "/share/feedbackservices/install-manifest", encoding: .utf8)
+        let files = manifest.split(separator: "\n").filter { !$0.hasSuffix("/") && !$0.hasPrefix("share/sounds/feedbackservices/") }
+        #expect(files.count == 11, "\(files)")
+        for file in files { #expect(result.output.contains(file), "\(file)") }
+        let sounds = tree(prefix + "/share/sounds/feedbackservices").filter { !$0.hasSuffix("/") }.count
+        #expect(result.output.contains("share/sounds/feedbackservices/ (the sound theme, \(sounds) files)"), "\(result.output)")
+    }
+
+    @Test func uninstallRemovesExactlyWhatTheInstallPutThere() throws {
+        let prefix = directory.file("prefix")
+        // The user's own file, in directories that were there before the install.
+        try FileManager.default.createDirectory(atPath: prefix + "/share/man/man1", withIntermediateDirectories: true)
+        try "theirs\n".write(toFile: prefix + "/share/man/man1/other.1", atomically: true, encoding: .utf8)
+        let before = tree(prefix)
+        #expect(install([prefix]).status == 0)
+        // Over an earlier install, then away: what was there before stays, and nothing else.
+        #expect(install([prefix]).status == 0)
+        let removed = runProcess("/bin/bash", [repositoryRoot + "/scripts/install", "--uninstall", prefix])
+        #expect(removed.status == 0, "\(removed.errors)")
+        #expect(removed.output.contains("removed feedbackctl and feedbackservicesd from \(prefix)"), "\(removed.output)")
+        #expect(tree(prefix) == before)
+        let again = runProcess("/bin/bash", [repositoryRoot + "/scripts/install", "--uninstall", prefix])
+        #expect(again.status == 66 && again.errors.contains("install-manifest"), "\(again.errors)")
+
+        // A prefix the install made goes with it.
+        let made = directory.file("made")
+        #expect(install([made]).status == 0)
+        #expect(runProcess("/bin/bash", [repositoryRoot + "/scripts/install", "--uninstall", made]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: made))
+        // A file of the user's keeps the directories it is in, and the message says so.
+        #expect(install([made]).status == 0)
+        try "theirs\n".write(toFile: made + "/share/sounds/mine.oga", atomically: true, encoding: .utf8)
+        let partly = runProcess("/bin/bash", [repositoryRoot + "/scripts/install", "--uninstall", made])
+        #expect(partly.status == 0, "\(partly.errors)")
+        #expect(tree(made) == ["share/", "share/sounds/", "share/sounds/mine.oga"])
+        #expect(partly.output.contains("install: kept \(made)/share/sounds \(made)/share \(made)"), "\(partly.output)")
+    }
+
+    @Test func placeholdersAreReplacedOnlyOutsideComments() throws {
+        let prefix = directory.file("prefix")
+        #expect(install([prefix]).status == 0)
+        let activation = try String(
+            contentsOfFile: prefix + "/share/dbus-1/services/org.sigxcpu.Feedback.service", encoding: .utf8)
+        #expect(activation.contains("# scripts/install writes it to PREFIX/share/dbus-1/services with @bindir@ = PREFIX/bin"))
+        #expect(activation.contains("\nExec=\(prefix)/bin/feedbackservicesd\n"))
+        let unit = try String(contentsOfFile: prefix + "/share/systemd/user/feedbackservicesd.service", encoding: .utf8)
+        #expect(!unit.split(separator: "\n").contains { !$0.hasPrefix("#") && $0.contains("@") }, "\(unit)")
+        // The unit's documentation: the manual page and the D-Bus interface it serves, both installed.
+        let interface = prefix + "/share/dbus-1/interfaces/org.feedbackservices.SystemSounds1.xml"
+        #expect(unit.contains("\nDocumentation=man:feedbackctl(1) file:\(interface)\n"), "\(unit)")
+        #expect(FileManager.default.fileExists(atPath: interface))
+    }
+
     @Test(arguments: [
         (["relative/prefix"], "PREFIX must be an absolute path"),
         (["--bogus"], "unknown option '--bogus'"),

@@ -9,7 +9,7 @@ struct ThemeCommandTests {
         let run = runThemeCLI(["theme", "--theme", "feedbackservices", "--search-path", cliRepositoryThemes, "message-new-instant", "dtmf-5"])
         #expect(run.code == 0, "\(run.errors)")
         #expect(run.errors.isEmpty)
-        #expect(run.output.contains("theme:        feedbackservices (given with --theme)"))
+        #expect(run.output.contains("theme:          feedbackservices (given with --theme)"))
         #expect(run.output.contains("search path:\n  \(cliRepositoryThemes)\n"))
         #expect(run.output.contains("message-new-instant  \(cliRepositoryThemes)/feedbackservices/stereo/message-new-instant.wav"))
         #expect(run.output.contains("dtmf-5               \(cliRepositoryThemes)/feedbackservices/stereo/dtmf-5.wav"))
@@ -31,7 +31,7 @@ struct ThemeCommandTests {
         #expect(theme["name"] as? String == "t")
         #expect(theme["source"] as? String == "explicit")
         #expect(json["searchPath"] as? [String] == [directory])
-        #expect(json["profile"] as? String == "stereo")
+        #expect(json["outputProfile"] as? String == "stereo")
         #expect(json["localeFallbacks"] as? [String] == ["de_DE.UTF-8", "de_DE", "de", "C"])
         let events = try #require(json["events"] as? [[String: Any]])
         #expect(events.count == 2)
@@ -55,7 +55,7 @@ struct ThemeCommandTests {
 
     @Test(arguments: [
         ["theme", "../etc/passwd"], ["theme", "bell\u{7}"], ["theme", "--theme", "a/b"], ["theme", "--theme", "two words"],
-        ["theme", "--search-path", "relative/dir"], ["theme", "--profile", ""], ["theme", "--bogus"],
+        ["theme", "--search-path", "relative/dir"], ["theme", "--output-profile", ""], ["theme", "--bogus"],
     ])
     func refusedArgumentsExit64(arguments: [String]) {
         let run = runThemeCLI(arguments)

@@ -239,6 +239,21 @@ struct DaemonOptionTests {
         }
     }
 
+    @Test func versionPrintsTheRelease() {
+        let version = runProcess(builtProduct("feedbackservicesd"), ["--version"], environment: [])
+        #expect(version.status == 0 && version.errors.isEmpty, "\(version.errors)")
+        #expect(version.output == "feedbackservicesd \(Release.version)\n")
+    }
+
+    @Test func withNoBusTheErrorNamesTheAddressAndTheVariable() {
+        let address = "unix:path=/nonexistent-\(getpid())/bus"
+        let run = runProcess(builtProduct("feedbackservicesd"), [], environment: ["DBUS_SESSION_BUS_ADDRESS=\(address)"])
+        #expect(run.status == 69)
+        #expect(
+            run.errors.contains("Error: cannot connect to the session bus at \(address), from DBUS_SESSION_BUS_ADDRESS: "),
+            "\(run.errors)")
+    }
+
     @Test(arguments: [["--idle-timeout"], ["--idle-timeout", "soon"], ["--idle-timeout", "-1"], ["--idle-timeout", "nan"], ["--sysfs-root"], ["--sysfs-root", "relative"], ["--loud"]])
     func badOptionsAreUsageErrors(arguments: [String]) {
         let run = runProcess(builtProduct("feedbackservicesd"), arguments, environment: [])

@@ -52,7 +52,7 @@ enum DevicesCommand: Subcommand {
         is null when no server answered and "audioError" says why,
         vibrators and leds likewise with "vibratorsError" and "ledsError";
         with --audio, --vibrators or --leds only that side's members are
-        present
+        present; "error": {"message", "exitCode"} when the command fails
         """)
     static let inputDirectory = Option("--input-dir", value: "DIR", .directory, help: "Scan DIR instead of /dev/input")
     static let options = [audio, vibrators, leds, json, inputDirectory, LEDCommand.root]
@@ -86,6 +86,8 @@ enum DevicesCommand: Subcommand {
         var leds: Nullable<[LEDCommand.ListReport.LED]>?
         var ledsError: String?
         var service: DaemonRoute.State?
+        /// The command's failure, as every command's `--json` reports one.
+        var error: JSONFailure?
 
         /// The output `AudioOutputSelection.automatic()` tries first; kind null when
         /// FEEDBACKSERVICES_OUTPUT names none.
@@ -208,7 +210,8 @@ enum DevicesCommand: Subcommand {
             text += alsaText(alsa)
             let choice = AudioOutputSelection.choice(environment: parser.environment)
             report.output = Report.Output(kind: choice.kind?.rawValue, reason: choice.reason)
-            text.append("Output: \(choice.kind?.rawValue ?? "none") (\(choice.reason))")
+            // The reason may hold parentheses of its own (a server's address): after a colon.
+            text.append("Output: \(choice.kind?.rawValue ?? "none"): \(choice.reason)")
             if choice.kind == .pipeWire {
                 let scheduling = PipeWireOutput.streamThreadScheduling()
                 report.output?.streamThread = scheduling.map {
@@ -254,6 +257,7 @@ enum DevicesCommand: Subcommand {
             }
         }
 
+        report.error = failure.map(JSONFailure.init)
         output += parser.flag(Self.json) ? JSONOutput.line(report) : text.map { $0 + "\n" }.joined()
         if let failure { throw failure }
     }
@@ -298,7 +302,11 @@ enum DevicesCommand: Subcommand {
         var lines = [list.cards.isEmpty ? "ALSA: no sound cards" : "ALSA cards:"]
         lines += list.cards.map { "  \($0.index) \($0.name): \($0.longName)" }
         lines.append(list.pcms.isEmpty ? "ALSA PCMs: none" : "ALSA PCMs (--pcm NAME):")
-        lines += list.pcms.map { $0.description.isEmpty ? "  \($0.name)" : "  \($0.name)  \($0.description)" }
+        // Descriptions in one column, after the longest name.
+        let width = list.pcms.map(\.name.count).max() ?? 0
+        lines += list.pcms.map { pcm in
+            pcm.description.isEmpty ? "  \(pcm.name)" : "  \(pcm.name)\(String(repeating: " ", count: width - pcm.name.count))  \(pcm.description)"
+        }
         return lines
     }
 

@@ -102,7 +102,7 @@ enum FireCommand: Subcommand {
         if case .engine = destination, !vibrate, !alert.vibratesOnly, themeOptions.isDefault,
             DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)),
             let route = DaemonRoute(environment: parser.environment), let play = route.play(alert, volume: volume, detached: noWait),
-            try fire(alert, through: route, play: play, noWait: noWait, json: json, parser, output: &output)
+            try fire(alert, through: route, play: play, noWait: noWait, json: json, &parser, output: &output)
         {
             return
         }
@@ -120,7 +120,8 @@ enum FireCommand: Subcommand {
             throw failure(error, alert: alert, registry: manager.registry.persistentRegistry)
         }
 
-        var report = Report(id: alert.soundID, event: sound.event, file: sound.file, duration: sound.duration)
+        var report = Report(
+            id: alert.soundID, event: sound.event, file: sound.file, duration: sound.duration.map(JSONOutput.seconds))
         if case .disabledByTheme = sound.content { report.result = "disabled" }
 
         if case .file(let path) = destination {
@@ -140,9 +141,20 @@ enum FireCommand: Subcommand {
             // Relaunch only for what will actually happen; report the rest as a waiting run would.
             let plays = sound.buffer != nil && profile.allowsSound
             let vibrates = wantsVibration && profile.allowsVibration
-            if plays || vibrates { _ = try Detach.relaunch() }
-            if report.result == nil { report.result = plays || (vibrationOnly && vibrates) ? "started" : "silenced" }
-            if wantsVibration { report.vibration = vibrates ? "started" : "silenced" }
+            // A detached player's failures are not reported: a missing vibrator is found here.
+            var vibration: String? = wantsVibration ? (vibrates ? "started" : "silenced") : nil
+            if vibrates {
+                do {
+                    _ = try VibratorDiscovery(directory: Vibration.inputDirectory).vibrator()
+                } catch {
+                    vibration = try vibrationName(.noVibrator(error), vibrationOnly: vibrationOnly, parser: &parser)
+                }
+            }
+            let vibrationStarts = vibration == "started"
+            if plays || vibrationStarts { _ = try Detach.relaunch() }
+            if report.result == nil { report.result = plays || (vibrationOnly && vibrationStarts) ? "started" : "silenced" }
+            report.vibration = vibration
+            noteProfile(report, profile: profile, &parser)
             return finish(report, json: json, output: &output)
         }
 
@@ -151,6 +163,7 @@ enum FireCommand: Subcommand {
         report.vibration = try vibrationName(result.vibration, vibrationOnly: vibrationOnly, parser: &parser)
         if let name = try Playback.name(of: result.sound) { report.result = name }
         if vibrationOnly { report.result = report.vibration }
+        noteProfile(report, profile: profile, &parser)
         finish(report, json: json, output: &output)
     }
 
@@ -161,7 +174,7 @@ enum FireCommand: Subcommand {
     ///   again.
     private static func fire(
         _ alert: AlertSound, through route: DaemonRoute, play: DaemonRoute.Play, noWait: Bool, json: Bool,
-        _ parser: ArgumentParser, output: inout String
+        _ parser: inout ArgumentParser, output: inout String
     ) throws(CommandError) -> Bool {
         let profile = FeedbackSettings(environment: parser.environment).profile
         var report = Report(id: alert.soundID)
@@ -169,7 +182,7 @@ enum FireCommand: Subcommand {
         // The report names the sound's event, file and length: looked up here, as in process, only
         // when it is printed.
         if json, let sound = try? Playback.manager(for: .engine, parser).resolve(alert) {
-            (report.event, report.file, report.duration) = (sound.event, sound.file, sound.duration)
+            (report.event, report.file, report.duration) = (sound.event, sound.file, sound.duration.map(JSONOutput.seconds))
             if case .disabledByTheme = sound.content { report.result = "disabled" }
             hasSound = sound.buffer != nil
         }
@@ -185,8 +198,20 @@ enum FireCommand: Subcommand {
         case .failed: return false
         case .brokeOff(let why): throw CommandError(message: "feedbackservicesd played it, then: \(why)", exitCode: .unavailable)
         }
+        noteProfile(report, profile: profile, &parser)
         finish(report, json: json, output: &output)
         return true
+    }
+
+    /// A notice when the feedback profile kept the sound (or the vibration) from playing: with no
+    /// output at all, a profile set and forgotten would look like a broken installation.
+    private static func noteProfile(_ report: Report, profile: FeedbackProfile, _ parser: inout ArgumentParser) {
+        guard report.result == "silenced" || report.vibration == "silenced" else { return }
+        let variable = FeedbackSettings.environmentVariable
+        let source = parser.environment[variable] != nil ? "\(variable)=\(profile.rawValue)" : "'feedbackctl profile \(profile.rawValue)'"
+        let vibrated = report.vibration == "vibrated" || report.vibration == "started"
+        let what = profile == .quiet && vibrated ? "it vibrated instead of playing the sound" : "no sound was played"
+        parser.notify("the feedback profile is \(profile.rawValue) (set by \(source)): \(what); 'feedbackctl profile full' plays sounds again")
     }
 
     private static func finish(_ report: Report, json: Bool, output: inout String) {
@@ -223,12 +248,17 @@ enum FireCommand: Subcommand {
             return .event(target)
         }
         switch SoundIDRange(number) {
+        // Like an ID with no sound (999), not a usage error: the number is well formed, the sound
+        // is just not one feedbackctl can reach.
         case .processLocal:
-            throw CommandError.usage(
-                "\(number) is a process-local sound ID (\(SoundIDRange.processLocal)): only the program that "
-                    + "registered it can play it; give a sound an ID every program can play with 'feedbackctl register FILE'")
+            throw CommandError(
+                message: "\(number) is a process-local sound ID, in \(SoundIDRange.processLocal): only the program that "
+                    + "registered it can play it; give a sound an ID every program can play with 'feedbackctl register FILE'",
+                exitCode: .noInput)
         case .service:
-            throw CommandError.usage("\(number) is in \(SoundIDRange.service), which feedbackctl cannot play")
+            throw CommandError(
+                message: "\(number) is a session service's sound ID, in \(SoundIDRange.service), which feedbackctl cannot play",
+                exitCode: .noInput)
         case .system, .vibrate, .persistent, .unassigned:
             return .id(number)
         }
@@ -241,8 +271,9 @@ enum FireCommand: Subcommand {
             var failure = CommandError(error)
             failure.message = "\(error.description); registered sounds have IDs from \(SoundIDRange.persistentIDs.lowerBound)"
             return failure
-        case (.theme(let explanation), .event(let name)):
-            return CommandError(message: "no sound for '\(name)': not found: \(explanation)", exitCode: .noInput)
+        case (.theme(let explanation), .event):
+            // The explanation names the event and says what was tried.
+            return CommandError(message: explanation, exitCode: .noInput)
         case (.registry(let error), .id(let id)) where SoundIDRange(id) == .persistent:
             guard let registry else {
                 var failure = CommandError(error)

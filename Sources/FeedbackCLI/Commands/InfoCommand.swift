@@ -8,8 +8,9 @@ enum InfoCommand: Subcommand {
     static let discussion: [Paragraph] = [
         """
         Each file is decoded as a sound would be registered: down-mixed to at most two
-        channels and resampled to 48 kHz. Files longer than 30 s are refused, as system
-        sounds are. The first file that cannot be decoded stops the command with its error.
+        channels and resampled to 48 kHz. A file longer than 30 s (the system-sound limit)
+        is described too, up to 10 minutes; 'feedbackctl play' streams it. Every file is
+        reported; the command exits with the first failure's code if any file failed.
         """
     ]
 
@@ -20,7 +21,9 @@ enum InfoCommand: Subcommand {
     static let json = Option.json(
         """
         Print one JSON object: {"version", "sounds": [{"path", "container",
-        "encoding", "sampleRate", "channels", "duration", "peak"}]}
+        "encoding", "sampleRate", "channels", "duration", "peak"}],
+        "failed": [{"path", "message", "exitCode"}]}, and "error":
+        {"message", "exitCode"} when a file failed
         """)
     static let options = [json]
 
@@ -32,6 +35,9 @@ enum InfoCommand: Subcommand {
     /// What `--json` prints.
     struct Report: Encodable {
         let sounds: [Sound]
+        let failed: [Failure]
+        /// The command's failure, as every command's `--json` reports one.
+        var error: JSONFailure?
 
         struct Sound: Encodable {
             let path: String
@@ -42,17 +48,29 @@ enum InfoCommand: Subcommand {
             let duration: Double
             let peak: Double
         }
+
+        struct Failure: Encodable {
+            let path: String
+            let message: String
+            let exitCode: Int32
+        }
     }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
         let json = parser.flag(Self.json)
         var sounds: [Report.Sound] = []
+        var failures: [(path: String, error: CommandError)] = []
+        // A file too long for a system sound is still a sound file: bounded as a rendering is.
+        let decoder = SoundDecoder(maximumDuration: FileOutput.maximumDuration)
         for path in parser.positionals {
             let decoded: DecodedSound
             do {
-                decoded = try SoundDecoder().decode(fileAt: path)
+                decoded = try decoder.decode(fileAt: path)
             } catch {
-                throw CommandError(error)
+                let failure = CommandError(error)
+                failures.append((path, failure))
+                if !json && parser.positionals.count > 1 { output.write("\(path)\n  error:     \(failure.message)\n") }
+                continue
             }
             let format = decoded.sourceFormat
             let buffer = decoded.buffer
@@ -61,23 +79,36 @@ enum InfoCommand: Subcommand {
                     Report.Sound(
                         path: path, container: format.containerName, encoding: format.encodingName,
                         sampleRate: Int(decoded.sourceSampleRate), channels: Int(decoded.sourceChannelCount),
-                        duration: buffer.duration, peak: Double(buffer.peak)))
+                        duration: JSONOutput.seconds(buffer.duration), peak: Double(buffer.peak)))
                 continue
             }
+            let streamed = buffer.duration > SoundDecoder.systemSoundDurationLimit ? " (over 30 s: too long to register; 'play' streams it)" : ""
             output.write(
                 """
                 \(path)
                   format:    \(format)
                   source:    \(decoded.sourceSampleRate) Hz, \(decoded.sourceChannelCount) ch
                   decoded:   \(buffer.sampleRate) Hz, \(buffer.channelCount) ch, \(buffer.frameCount) frames
-                  duration:  \(formatSeconds(buffer.duration))
+                  duration:  \(formatSeconds(buffer.duration))\(streamed)
                   peak:      \(formatPeak(buffer.peak))
 
                 """)
         }
-        if json {
-            output.write(JSONOutput.line(Report(sounds: sounds)))
+        var failure: CommandError?
+        if let first = failures.first {
+            let names = failures.map(\.path).joined(separator: ", ")
+            failure =
+                parser.positionals.count == 1
+                ? first.error
+                : CommandError(
+                    message: "\(failures.count) of \(parser.positionals.count) files could not be described: \(names)",
+                    exitCode: first.error.exitCode)
         }
+        if json {
+            let failed = failures.map { Report.Failure(path: $0.path, message: $0.error.message, exitCode: $0.error.exitCode.rawValue) }
+            output.write(JSONOutput.line(Report(sounds: sounds, failed: failed, error: failure.map(JSONFailure.init))))
+        }
+        if let failure { throw failure }
     }
 
     private static func formatSeconds(_ seconds: Double) -> String {

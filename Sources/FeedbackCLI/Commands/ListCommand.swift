@@ -22,7 +22,8 @@ enum ListCommand: Subcommand {
         "vibration": [{"id", "category"}], "registered": [{"id", "file",
         "duration", "volume"}]}; status is resolved, disabled or notFound,
         file and duration are null when there is none, registered is null
-        when the registry cannot be read
+        when the registry cannot be read; "error": {"message", "exitCode"}
+        when a system sound has no file or it does not decode
         """)
     static let options = ThemeOptions.all + [json]
     static let usage: [[UsageItem]] = [[.optional([json] + ThemeOptions.all)]]
@@ -40,6 +41,9 @@ enum ListCommand: Subcommand {
         let vibration: [VibrationSound]
         /// Nil when the registry cannot be read.
         @Nullable var registered: [RegisteredSound]?
+        /// The command's failure (a system sound with no file, or one that does not decode), as
+        /// every command's `--json` reports one.
+        var error: JSONFailure?
 
         /// A system sound's catalog entry; its lookup goes beside it in the same object.
         struct Sound: Encodable {
@@ -93,21 +97,24 @@ enum ListCommand: Subcommand {
         } catch {
             parser.warn("registered sounds not listed: \(error.message)")
         }
+        let unresolved = rows.filter { if case .notFound = $0.result { true } else { false } }
+        let undecodable = rows.filter { if case .resolved = $0.result { $0.duration == nil } else { false } }
+        var failure: CommandError?
+        if !unresolved.isEmpty {
+            let ids = unresolved.map { String($0.sound.id) }.joined(separator: ", ")
+            failure = CommandError(message: "no sound found for system sound IDs \(ids)", exitCode: .noInput)
+        } else if !undecodable.isEmpty {
+            let ids = undecodable.map { String($0.sound.id) }.joined(separator: ", ")
+            failure = CommandError(message: "the files of system sound IDs \(ids) cannot be decoded", exitCode: .dataError)
+        }
         if parser.flag(Self.json) {
-            output.write(JSONOutput.line(report(resolver, rows: rows, vibration: vibration, registered: registered)))
+            var report = report(resolver, rows: rows, vibration: vibration, registered: registered)
+            report.error = failure.map(JSONFailure.init)
+            output.write(JSONOutput.line(report))
         } else {
             output.write(text(resolver, rows: rows, vibration: vibration, registered: registered))
         }
-        let unresolved = rows.filter { if case .notFound = $0.result { true } else { false } }
-        let undecodable = rows.filter { if case .resolved = $0.result { $0.duration == nil } else { false } }
-        if !unresolved.isEmpty {
-            let ids = unresolved.map { String($0.sound.id) }.joined(separator: ", ")
-            throw CommandError(message: "no sound found for system sound IDs \(ids)", exitCode: .noInput)
-        }
-        if !undecodable.isEmpty {
-            let ids = undecodable.map { String($0.sound.id) }.joined(separator: ", ")
-            throw CommandError(message: "the files of system sound IDs \(ids) cannot be decoded", exitCode: .dataError)
-        }
+        if let failure { throw failure }
     }
 
     private static func text(
@@ -151,13 +158,13 @@ enum ListCommand: Subcommand {
             theme: ThemeOptions.SelectionReport(resolver.theme, settingsFile: false),
             sounds: rows.map { row in
                 Merged(
-                    first: Report.Sound(id: row.sound.id, name: row.sound.name, category: row.sound.category, duration: row.duration),
+                    first: Report.Sound(id: row.sound.id, name: row.sound.name, category: row.sound.category, duration: row.duration.map(JSONOutput.seconds)),
                     second: ThemeOptions.LookupReport(event: row.sound.event, result: row.result))
             },
             vibration: vibration.map { Report.VibrationSound(id: $0.key, category: $0.value) },
             registered: registered?.map { sound in
                 Report.RegisteredSound(
-                    id: sound.id, file: sound.path, duration: sound.duration, volume: Double(sound.volume.multiplier))
+                    id: sound.id, file: sound.path, duration: JSONOutput.seconds(sound.duration), volume: Double(sound.volume.multiplier))
             })
     }
 

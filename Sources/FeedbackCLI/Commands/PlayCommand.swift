@@ -6,10 +6,11 @@ enum PlayCommand: Subcommand {
     static let abstract = "Play a sound file"
     static let discussion: [Paragraph] = [
         """
-        The file is decoded whole (WAV, RF64, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3, …; up to
-        30 s, the system-sound limit), resampled to 48 kHz and played on the engine. The
-        command returns when the sound has been played, unless --no-wait is given. Ctrl-C
-        stops the sound, then exits with 130.
+        The file (WAV, RF64, AIFF, CAF, FLAC, Ogg Vorbis, Opus, MP3, …) is decoded whole,
+        resampled to 48 kHz and played on the engine; a file longer than 30 s (the
+        system-sound limit) is streamed from disk as it plays, as music is, and with
+        --output rendered up to 10 minutes. The command returns when the sound has been
+        played, unless --no-wait is given. Ctrl-C stops the sound, then exits with 130.
         """
     ]
 
@@ -24,7 +25,11 @@ enum PlayCommand: Subcommand {
             Play N times in all (default 1); with --output, at most 10 minutes
             of sound in all
             """)
-    static let json = Option.json(#"Print {"version", "file", "duration", "result"}"#)
+    static let json = Option.json(
+        """
+        Print {"version", "file", "duration", "result"}; duration is null
+        when a streamed file's header does not give its length
+        """)
     static let options = [
         SoundArguments.volume, pan, loop, SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, SoundArguments.noWait, json,
     ]
@@ -39,7 +44,8 @@ enum PlayCommand: Subcommand {
     /// What `--json` prints.
     struct Report: Encodable {
         let file: String
-        let duration: Double
+        /// Null for a streamed file whose header does not give its length.
+        @Nullable var duration: Double?
         let result: String
     }
 
@@ -55,14 +61,19 @@ enum PlayCommand: Subcommand {
         let manager = Playback.manager(for: destination, parser, profile: .full)
         // Connect to the sound server while the file is decoded.
         if !noWait && !destination.isFile { manager.prepareAudioOutput() }
+        let options = PlaybackOptions(volume: volume, pan: pan, playCount: loops)
         let sound: ResolvedAlertSound
         do {
             sound = try manager.resolve(.file(path))
+        } catch where isTooLongForASystemSound(error) {
+            let result = try playLong(path, on: destination, options: options, noWait: noWait)
+            let duration = result.duration.map { JSONOutput.seconds($0 * Double(loops)) }
+            if json { output += JSONOutput.line(Report(file: path, duration: duration, result: result.result)) }
+            return
         } catch {
             throw CommandError(error)
         }
         let buffer = sound.buffer!
-        let options = PlaybackOptions(volume: volume, pan: pan, playCount: loops)
         let result: String
         if case .file(let output) = destination {
             try Playback.render(buffer, options: options, to: output)
@@ -75,8 +86,46 @@ enum PlayCommand: Subcommand {
             result = try Playback.name(of: played.sound) ?? "finished"
         }
         if json {
-            output += JSONOutput.line(Report(file: path, duration: buffer.duration * Double(loops), result: result))
+            output += JSONOutput.line(Report(file: path, duration: JSONOutput.seconds(buffer.duration * Double(loops)), result: result))
         }
+    }
+}
+
+extension PlayCommand {
+    /// Whether the file failed only for being longer than a system sound may be.
+    private static func isTooLongForASystemSound(_ error: FeedbackError) -> Bool {
+        if case .sound(let error) = error, case .exceedsMaximumDuration = error.reason { true } else { false }
+    }
+
+    /// Plays a file too long to hold as a system sound: streamed, or rendered into a file (which
+    /// holds the whole sound anyway) from a decoding bounded by what a file output takes.
+    /// - Returns: the file's length in seconds (nil when its header does not say) and how the
+    ///   play ended.
+    private static func playLong(
+        _ path: String, on destination: Playback.Destination, options: PlaybackOptions, noWait: Bool
+    ) throws(CommandError) -> (duration: Double?, result: String) {
+        if case .file(let target) = destination {
+            let decoded: DecodedSound
+            do {
+                decoded = try SoundDecoder(maximumDuration: FileOutput.maximumDuration).decode(fileAt: path)
+            } catch {
+                throw CommandError(error)
+            }
+            try Playback.render(decoded.buffer, options: options, to: target)
+            return (decoded.buffer.duration, "finished")
+        }
+        let duration: Double?
+        do {
+            let length = try SoundFileReader(path: path).duration
+            duration = length.isFinite ? length : nil
+        } catch {
+            throw CommandError(error)
+        }
+        if noWait {
+            _ = try Detach.relaunch()
+            return (duration, "started")
+        }
+        return (duration, try Playback.stream(fileAt: path, on: destination, options: options))
     }
 }
 
@@ -89,7 +138,11 @@ enum SoundArguments {
             (default 1)
             """)
     static let output = Option(
-        "--output", value: "FILE", .file, help: "Render into FILE (.wav, .flac, .ogg, …) instead of playing")
+        "--output", value: "FILE", .file,
+        help: """
+            Render into FILE instead of playing: .wav, .rf64, .aiff, .caf, .flac,
+            .ogg, .opus or .mp3 (no extension: WAV; - is standard output)
+            """)
     static let canberra = Option("--canberra", help: "Play through libcanberra instead of the engine")
     static let pcm = Option(
         "--pcm", value: "NAME", .text,

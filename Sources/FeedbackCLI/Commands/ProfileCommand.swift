@@ -47,7 +47,7 @@ enum ProfileCommand: Subcommand {
     }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        let settings = FeedbackSettings()
+        let settings = FeedbackSettings(environment: parser.environment)
         if let name = parser.positionals.first {
             guard let profile = FeedbackProfile(rawValue: name) else {
                 throw CommandError.usage("'\(name)' is not a profile; use full, quiet or silent")

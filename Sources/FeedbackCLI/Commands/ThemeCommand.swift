@@ -25,10 +25,11 @@ enum ThemeCommand: Subcommand {
     static let json = Option.json(
         """
         Print one JSON object: {"version", "theme": {"name", "source"},
-        "profile", "locale", "localeFallbacks", "searchPath",
+        "outputProfile", "locale", "localeFallbacks", "searchPath",
         "themes": [{"name", "installed", "indexFile", "inherits"}],
         "events": [{"event", "status", "file", "theme", "matchedName",
-        "locale"}]}; status is resolved, disabled or notFound
+        "locale"}]}; status is resolved, disabled or notFound;
+        "error": {"message", "exitCode"} when an event has no sound
         """)
     static let options = ThemeOptions.all + [json]
     static let usage: [[UsageItem]] = [[.optional([json] + ThemeOptions.all), .arguments]]
@@ -42,12 +43,14 @@ enum ThemeCommand: Subcommand {
     /// What `--json` prints.
     struct Report: Encodable {
         let theme: ThemeOptions.SelectionReport
-        let profile: String
+        let outputProfile: String
         @Nullable var locale: String? = nil
         let localeFallbacks: [String]
         let searchPath: [String]
         let themes: [Theme]
         let events: [ThemeOptions.LookupReport]
+        /// The command's failure (an event with no sound), as every command's `--json` reports one.
+        var error: JSONFailure?
 
         /// A theme in the search order; one not installed has only its name.
         struct Theme: Encodable {
@@ -71,32 +74,34 @@ enum ThemeCommand: Subcommand {
             }
         }
         let themes = resolver.themeOrder.map { top in (top, resolver.inheritance(of: top)) }
+        let missing = results.filter { if case .notFound = $0.result { true } else { false } }
+        let failure =
+            missing.isEmpty
+            ? nil : CommandError(message: "no sound found for \(missing.map(\.event).joined(separator: ", "))", exitCode: .noInput)
         if parser.flag(Self.json) {
-            output.write(JSONOutput.line(report(resolver, themes: themes, results: results)))
+            var report = report(resolver, themes: themes, results: results)
+            report.error = failure.map(JSONFailure.init)
+            output.write(JSONOutput.line(report))
         } else {
             output.write(text(resolver, themes: themes, results: results))
         }
-        let missing = results.filter { if case .notFound = $0.result { true } else { false } }
-        if !missing.isEmpty {
-            let names = missing.map(\.event).joined(separator: ", ")
-            throw CommandError(message: "no sound found for \(names)", exitCode: .noInput)
-        }
+        if let failure { throw failure }
     }
 
     private static func text(
         _ resolver: SoundThemeResolver, themes: [(String, [SoundThemeIndex])],
         results: [(event: String, result: SoundLookupResult)]
     ) -> String {
-        var lines = ["theme:        \(resolver.theme.name) (\(ThemeOptions.describe(resolver.theme)))", "search order:"]
+        var lines = ["theme:          \(resolver.theme.name) (\(ThemeOptions.describe(resolver.theme)))", "search order:"]
         for (position, (top, chain)) in themes.enumerated() {
             let detail = chain.isEmpty
                 ? "\(top) (not installed)"
                 : chain.map { "\($0.name) [\($0.indexFile)]" }.joined(separator: " → ")
             lines.append("  \(position + 1). \(detail)")
         }
-        lines.append("profile:      \(resolver.outputProfile)")
+        lines.append("output profile: \(resolver.outputProfile)")
         let fallbacks = SoundThemeResolver.localeFallbacks(resolver.locale)
-        lines.append("locale:       \(resolver.locale ?? "none") (tries \(fallbacks.joined(separator: ", ")), then none)")
+        lines.append("locale:         \(resolver.locale ?? "none") (tries \(fallbacks.joined(separator: ", ")), then none)")
         lines.append("search path:")
         lines += resolver.searchPath.baseDirectories.map { "  " + $0 }
         if !results.isEmpty { lines.append("") }
@@ -114,7 +119,7 @@ enum ThemeCommand: Subcommand {
     ) -> Report {
         Report(
             theme: ThemeOptions.SelectionReport(resolver.theme, settingsFile: true),
-            profile: resolver.outputProfile,
+            outputProfile: resolver.outputProfile,
             locale: resolver.locale,
             localeFallbacks: SoundThemeResolver.localeFallbacks(resolver.locale),
             searchPath: resolver.searchPath.baseDirectories,
@@ -134,7 +139,12 @@ enum ThemeCommand: Subcommand {
 struct ThemeOptions {
     static let theme = Option(
         "--theme", value: "NAME", .text, help: "Look sounds up in this theme instead of the configured one")
-    static let profile = Option("--profile", value: "NAME", .text, help: "The output profile to prefer (default: stereo)")
+    static let outputProfile = Option(
+        "--output-profile", value: "NAME", .text,
+        help: """
+            The sound theme's output profile to prefer (default: stereo); not
+            the feedback profile, which 'feedbackctl profile' sets
+            """)
     static let locale = Option(
         "--locale", value: "LOCALE", .text, help: "The locale to prefer (default: $LC_ALL, $LC_MESSAGES or $LANG)")
     static let searchPath = Option(
@@ -144,7 +154,7 @@ struct ThemeOptions {
             ones and the shipped theme
             """)
     /// The options, in the order every command lists them.
-    static let all = [theme, profile, locale, searchPath]
+    static let all = [theme, outputProfile, locale, searchPath]
 
     private let explicitTheme: String?
     private let outputProfile: String?
@@ -155,11 +165,11 @@ struct ThemeOptions {
     /// Whether none of the options was given.
     var isDefault: Bool { explicitTheme == nil && outputProfile == nil && preferredLocale == nil && directories == nil }
 
-    /// Reads `--theme`, `--profile`, `--locale` and `--search-path`; the environment is the command's.
+    /// Reads `--theme`, `--output-profile`, `--locale` and `--search-path`; the environment is the command's.
     init(_ parser: ArgumentParser) {
         environment = parser.environment
         explicitTheme = parser.value(Self.theme)
-        outputProfile = parser.value(Self.profile)
+        outputProfile = parser.value(Self.outputProfile)
         preferredLocale = parser.value(Self.locale)
         directories = parser.value(Self.searchPath)
     }
@@ -193,7 +203,7 @@ struct ThemeOptions {
         case .explicit: "given with --theme"
         case .environment: "from $\(SoundThemeSelection.environmentVariable)"
         case .desktop: "from \(selection.settingsFile ?? "the desktop settings")"
-        case .fallback: "the shipped theme; nothing configured another"
+        case .fallback: "the shipped theme, as no other is configured"
         }
     }
 

@@ -14,7 +14,10 @@ enum VolumeCommand: Subcommand {
         format, rate and channels, its own samples scaled (at X = 1, the same samples). A
         system sound ID (1000-1351) is looked up in the active sound theme. For an ID made
         by 'feedbackctl register' (4097 and up) the new level is also stored in the
-        registry: 'feedbackctl fire ID' plays at it from then on.
+        registry: 'feedbackctl fire ID' plays at it from then on. A system sound or a file
+        keeps its own level: only --export writes the adjusted sound. With neither X nor
+        --lufs, the sound's level is shown as it now plays (a registered ID at its stored
+        level).
         """
     ]
 
@@ -95,27 +98,33 @@ enum VolumeCommand: Subcommand {
         } else {
             multiplier = nil
         }
-        guard (multiplier == nil) != (lufs == nil) else {
-            throw CommandError.usage("give either a multiplier X or --lufs TARGET")
+        if multiplier != nil && lufs != nil {
+            throw CommandError.usage("give either a multiplier X or --lufs TARGET, not both")
         }
         let registeredID = SystemSoundID(arguments[0]).flatMap { SoundIDRange($0) == .persistent ? $0 : nil }
         let path: String
+        var stored = VolumeAdjustment.unchanged
         if let registeredID {
-            path = try RegistryArguments.entry(registeredID, parser).path
+            let entry = try RegistryArguments.entry(registeredID, parser)
+            path = entry.path
+            stored = entry.volume
         } else {
             path = try soundPath(arguments[0], resolver: resolver)
         }
         let registry = SoundRegistry()
         let sound: RegisteredSound
         let before: Double?
-        let persistent = registeredID == nil ? nil : try RegistryArguments.registry(parser)
+        let changes = multiplier != nil || lufs != nil
+        let persistent = registeredID == nil || !changes ? nil : try RegistryArguments.registry(parser)
         do {
             let id = try registry.register(fileAt: path)
             before = try? registry.loudness(of: id)
             if let lufs {
                 sound = try registry.normalizeLoudness(of: id, to: lufs)
+            } else if let multiplier {
+                sound = try registry.setVolume(multiplier, for: id, limiting: limit ? .peakLimiter() : .clip)
             } else {
-                sound = try registry.setVolume(multiplier!, for: id, limiting: limit ? .peakLimiter() : .clip)
+                sound = try registry.setVolume(stored, for: id)
             }
             if let export { try SoundExport.write(fileAt: path, volume: sound.volume, to: export) }
             if let registeredID, let persistent { try persistent.setVolume(sound.volume, for: registeredID) }
@@ -126,19 +135,27 @@ enum VolumeCommand: Subcommand {
         if parser.flag(Self.json) {
             output += JSONOutput.line(
                 Report(
-                    source: path, id: registeredID, multiplier: Double(sound.volume.multiplier), loudnessBefore: before,
+                    source: path, id: changes ? registeredID : nil, multiplier: Double(sound.volume.multiplier), loudnessBefore: before,
                     loudness: after, peak: Double(sound.buffer.peak), file: export))
             return
         }
+        let why = unmeasurableReason(sound.buffer)
+        let loudness = changes ? "\(describe(before, why)) → \(describe(after, why))" : describe(after, why)
         output += """
             \(path)
               multiplier: \(rounded(Double(sound.volume.multiplier), 4))\(limit || lufs != nil ? " (peak limiter)" : "")
-              loudness:   \(describe(before)) → \(describe(after))
+              loudness:   \(loudness)
               peak:       \(rounded(Double(sound.buffer.peak), 4))
 
             """
         if let export { output += "  written:    \(export)\n" }
-        if let registeredID { output += "  stored:     \(registeredID) plays at this level from now on\n" }
+        if !changes {
+            output += "  level:      \(registeredID.map { "stored for \($0)" } ?? "as recorded"); give X or --lufs TARGET to change it\n"
+        } else if let registeredID {
+            output += "  stored:     \(registeredID) plays at this level from now on\n"
+        } else if export == nil {
+            output += "  not saved:  a system sound or file keeps its own level; --export FILE writes this one\n"
+        }
     }
 
     private static func soundPath(_ target: String, resolver: SoundThemeResolver) throws(CommandError) -> String {
@@ -155,8 +172,16 @@ enum VolumeCommand: Subcommand {
         return file.path
     }
 
-    private static func describe(_ loudness: Double?) -> String {
-        loudness.map { "\(rounded($0, 2)) LUFS" } ?? "unmeasurable"
+    private static func describe(_ loudness: Double?, _ unmeasurableReason: String) -> String {
+        loudness.map { "\(rounded($0, 2)) LUFS" } ?? "unmeasurable (\(unmeasurableReason))"
+    }
+
+    /// Why EBU R128 finds no loudness in `buffer`, when it finds none.
+    private static func unmeasurableReason(_ buffer: PCMBuffer) -> String {
+        if let reason = OptionalLibrary.ebur128.unavailableReason { return reason }
+        if buffer.duration < 0.4 { return "shorter than 0.4 s, the block EBU R128 measures" }
+        if buffer.peak == 0 { return "silent" }
+        return "no 400 ms block louder than -70 LUFS, EBU R128's gate"
     }
 
     private static func rounded(_ value: Double, _ digits: Int) -> Double {
