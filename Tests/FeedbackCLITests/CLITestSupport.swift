@@ -38,6 +38,17 @@ func writeLongSound(to path: String) throws {
     try SoundFileWriter.write(tone, to: path, format: .wav16)
 }
 
+/// A runtime directory of the test's own (`/tmp/feedbackctl-NAME-PID`) holding a ten-second sound
+/// (`writeLongSound`), and the environment of a player there: the PulseAudio at `server` and that
+/// directory as `XDG_RUNTIME_DIR`. The caller removes `runtime`.
+func longSoundRuntime(_ name: String, server: String) throws -> (runtime: String, source: String, environment: [String]) {
+    let runtime = "/tmp/feedbackctl-\(name)-\(getpid())"
+    mkdir(runtime, 0o700)
+    let source = "\(runtime)/long.wav"
+    try writeLongSound(to: source)
+    return (runtime, source, ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"])
+}
+
 /// Sends `child` SIGTERM and waits up to 5 s for it to end.
 /// - Returns: its exit status (nil if it did not end) and the seconds it took.
 func terminate(_ child: ChildProcess) -> (status: Int32?, seconds: Double) {

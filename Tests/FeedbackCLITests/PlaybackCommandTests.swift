@@ -134,12 +134,8 @@ import FeedbackTestSupport
     /// Two waiting players and one left by --no-wait, all ended by `feedbackctl stop`.
     @Test func stopEndsEveryPlayer() throws {
         let server = try PrivateSoundServer.address()
-        let runtime = "/tmp/feedbackctl-stop-\(getpid())"
-        mkdir(runtime, 0o700)
+        let (runtime, source, environment) = try longSoundRuntime("stop", server: server)
         defer { try? FileManager.default.removeItem(atPath: runtime) }
-        let source = "\(runtime)/long.wav"
-        try writeLongSound(to: source)
-        let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
         let directory = ActivePlayers.directory(environment: ["XDG_RUNTIME_DIR": runtime])
         // A file left by a player that was killed: no lock, so it is cleaned up and not signalled.
         mkdir(directory, 0o700)
@@ -176,12 +172,8 @@ import FeedbackTestSupport
     /// reaches end of file when the command returns, not when the sound ends ten seconds later.
     @Test func theDetachedPlayerHoldsNoInheritedDescriptor() throws {
         let server = try PrivateSoundServer.address()
-        let runtime = "/tmp/feedbackctl-inherit-\(getpid())"
-        mkdir(runtime, 0o700)
+        let (runtime, source, environment) = try longSoundRuntime("inherit", server: server)
         defer { try? FileManager.default.removeItem(atPath: runtime) }
-        let source = "\(runtime)/long.wav"
-        try writeLongSound(to: source)
-        let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
         defer { _ = runProcess(feedbackctlBinary, ["stop"], environment: environment) }
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0)
@@ -215,12 +207,8 @@ import FeedbackTestSupport
     /// after it finds the player (it used to find nothing while the player was still starting).
     @Test func stopRightAfterNoWaitFindsThePlayer() throws {
         let server = try PrivateSoundServer.address()
-        let runtime = "/tmp/feedbackctl-stop-now-\(getpid())"
-        mkdir(runtime, 0o700)
+        let (runtime, source, environment) = try longSoundRuntime("stop-now", server: server)
         defer { try? FileManager.default.removeItem(atPath: runtime) }
-        let source = "\(runtime)/long.wav"
-        try writeLongSound(to: source)
-        let environment = ["PULSE_SERVER=\(server)", "XDG_RUNTIME_DIR=\(runtime)"]
         for _ in 0..<3 {
             #expect(runProcess(feedbackctlBinary, ["play", "--no-wait", source], environment: environment).status == 0)
             let stop = runProcess(feedbackctlBinary, ["stop"], environment: environment)

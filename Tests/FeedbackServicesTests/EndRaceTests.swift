@@ -6,29 +6,6 @@ import Testing
 
 @testable import FeedbackServices
 
-/// Every end a play reports, stamped with CLOCK_MONOTONIC where it is delivered (in the
-/// completion), beside what the test asked for and when.
-final class StampedEnds: Sendable {
-    private let ends = Mutex<[(end: PlaybackEnd, time: Double)]>([])
-    private let semaphore = DispatchSemaphore(value: 0)
-
-    var completion: @Sendable (PlaybackEnd) -> Void {
-        { [self] end in
-            let time = MonotonicClock.now
-            ends.withLock { $0.append((end, time)) }
-            semaphore.signal()
-        }
-    }
-
-    /// Waits up to `timeout` seconds for the first end.
-    func first(timeout: Double) -> (end: PlaybackEnd, time: Double)? {
-        guard semaphore.wait(timeout: .now() + timeout) == .success else { return nil }
-        return ends.withLock { $0.first }
-    }
-
-    var count: Int { ends.withLock { $0.count } }
-}
-
 /// What a race asks of a play while it sounds.
 enum EndAction: CaseIterable, CustomStringConvertible {
     /// Nothing: it must finish.
@@ -157,7 +134,7 @@ extension AudioServerSuites {
             try output.prepare(timeout: 2)
             var rounds: [Round] = []
             for round in 0..<roundCount {
-                let ends = StampedEnds()
+                let ends = EndRecorder()
                 let played = MonotonicClock.now
                 let wait = delay(round)
                 var actedAt: Double?
@@ -178,14 +155,14 @@ extension AudioServerSuites {
                 case .dispose:
                     break
                 }
-                rounds.append(Round(ends: ends, end: ends.first(timeout: length + 5), played: played, actedAt: actedAt))
+                rounds.append(Round(ends: ends, end: ends.wait(timeout: length + 5), played: played, actedAt: actedAt))
             }
             expectRight(rounds, action: action, on: route)
         }
 
         /// One play of a race: its ends, the first of them, and when it was played and acted on.
         struct Round {
-            let ends: StampedEnds
+            let ends: EndRecorder
             let end: (end: PlaybackEnd, time: Double)?
             let played: Double
             let actedAt: Double?
@@ -198,7 +175,7 @@ extension AudioServerSuites {
                 let round = rounds[index]
                 return endViolation(
                     action: action, actedAt: round.actedAt, played: round.played, length: length, end: round.end,
-                    count: round.ends.count
+                    count: round.ends.all.count
                 ).map { "round \(index) (acting \(String(format: "%.3f", delay(index))) s in): \($0)" }
             }
             #expect(
@@ -228,7 +205,7 @@ extension AudioServerSuites {
             let tone = Signal.buffer(Signal.sines([600], amplitude: 0.2, seconds: length, rate: rate), channels: 1, rate: rate)
             var wrong: [String] = []
             for pausedAt in [0.0, 0.1, 0.2, 0.3] {
-                let ends = StampedEnds()
+                let ends = EndRecorder()
                 let mark = server.recorder.frameCount
                 let played = MonotonicClock.now
                 output.play(tone, completion: ends.completion)
@@ -236,16 +213,16 @@ extension AudioServerSuites {
                 server.stop()
                 usleep(useconds_t(pause * 1_000_000))
                 server.resume()
-                let end = try #require(ends.first(timeout: 5), "paused \(pausedAt) s in: no end")
+                let end = try #require(ends.wait(timeout: 5), "paused \(pausedAt) s in: no end")
                 server.recorder.wait(seconds: 0.1)
                 let onset = try #require(server.recorder.firstSound(after: mark), "\(server.recorder.heard(after: mark))")
                 let last = try #require(server.recorder.channel(0, from: onset).lastIndex { abs($0) > 0.001 })
                 let lastHeard = try #require(server.recorder.arrivalTime(ofFrame: onset + last))
-                if end.end != .finished || end.time < lastHeard - route.monitorJitter || ends.count != 1 {
+                if end.end != .finished || end.time < lastHeard - route.monitorJitter || ends.all.count != 1 {
                     wrong.append(
                         String(
                             format: "paused %.1f s in: %@ %.4f s after the play, the last sample heard %.4f s after it, %d ends",
-                            pausedAt, "\(end.end)", end.time - played, lastHeard - played, ends.count))
+                            pausedAt, "\(end.end)", end.time - played, lastHeard - played, ends.all.count))
                 }
             }
             #expect(wrong.isEmpty, "\(route): \(wrong)")
@@ -258,7 +235,7 @@ extension AudioServerSuites {
             let server = try route.server(named: "ends")
             var rounds: [Round] = []
             for round in 0..<roundCount {
-                let ends = StampedEnds()
+                let ends = EndRecorder()
                 var output: (any EngineOutput)? = route.output(on: server)
                 try output?.prepare(timeout: 2)
                 let played = MonotonicClock.now
@@ -266,7 +243,7 @@ extension AudioServerSuites {
                 usleep(useconds_t(delay(round) * 1_000_000))
                 let actedAt = MonotonicClock.now
                 output = nil
-                rounds.append(Round(ends: ends, end: ends.first(timeout: 5), played: played, actedAt: actedAt))
+                rounds.append(Round(ends: ends, end: ends.wait(timeout: 5), played: played, actedAt: actedAt))
             }
             expectRight(rounds, action: .dispose, on: route)
         }
