@@ -152,6 +152,10 @@ extension AudioServerSuites {
                     try await Task.sleep(for: .seconds(wait))
                     actedAt = MonotonicClock.now
                     task.cancel()
+                    // Awaited, not waited for: a semaphore wait here holds a thread of the
+                    // cooperative pool that the task itself may need to run (a CI run with the
+                    // other suites beside it saw no end within 5 s for 3 of 100 cancels).
+                    await task.value
                 case .dispose:
                     break
                 }
