@@ -163,7 +163,6 @@ struct FeedbackThemeTests {
     @Test(arguments: [
         ("not JSON", "{"),
         ("no name", #"{ "profiles": [] }"#),
-        ("unknown profile", #"{ "name": "t", "profiles": [ { "name": "loud", "feedbacks": [] } ] }"#),
         ("Sound without effect", #"{ "name": "t", "profiles": [ { "name": "full", "feedbacks": [ { "event-name": "e", "type": "Sound" } ] } ] }"#),
         ("rumble too long", #"{ "name": "t", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraRumble", "duration": 600000 } ] } ] }"#),
         ("negative duration", #"{ "name": "t", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraRumble", "duration": -5 } ] } ] }"#),
@@ -201,6 +200,11 @@ struct FeedbackThemeTests {
             """#))
         let loaded = try FeedbackTheme.load(path: path, parents: [])
         #expect(loaded.ignored.count == 2, "\(loaded.ignored)")
+        // A profile of another name: feedbackd keeps it and never plays it.
+        let loud = write("loud.json", theme(#"{ "name": "loud", "feedbacks": [ { "event-name": "e", "type": "Sound", "effect": "x" } ] }"#))
+        let unplayed = try FeedbackTheme.load(path: loud, parents: [])
+        #expect(unplayed.notes.count == 1 && unplayed.notes[0].contains("profile 'loud' is never played"), "\(unplayed.notes)")
+        #expect(FeedbackProfile.allCases.allSatisfy { unplayed.feedbacks(for: "e", profile: $0).isEmpty })
         #expect(
             loaded.feedbacks(for: "e", profile: .full)
                 == [.sound(effect: "bell"), .led(color: "blue", millihertz: 0, brightnessPercent: 100, priority: 0)])

@@ -59,7 +59,8 @@ package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConve
 /// without a `type`) is a `Dummy` of its `duration`, as feedbackd makes it one (`ignored` lists
 /// them). An LED colour no LED here can be told to show (feedbackd's `#RRGGBB` other than the
 /// four colours, or a word it does not know) is shown white, as feedbackd shows a colour it
-/// cannot parse; `approximated` lists those entries. As in feedbackd, a profile has one
+/// cannot parse; `approximated` lists those entries. A profile of another name than the three is
+/// read and never played (a note says so), as in feedbackd. As in feedbackd, a profile has one
 /// feedback per event: a later entry for the same event replaces an earlier one.
 ///
 /// Profiles are levels, as feedbackd means them: a profile plays the feedbacks listed under it and
@@ -98,7 +99,8 @@ package struct FeedbackTheme: Sendable {
     package let files: [String]
     /// Feedbacks of an unknown type, accepted and run as a `Dummy`.
     package let ignored: [String]
-    /// What else is not played as written (a `media-role`, a parent found nowhere), one line each.
+    /// What else is not played as written (a `media-role`, a profile of another name, a parent
+    /// found nowhere), one line each.
     package let notes: [String]
     /// `Led` feedbacks whose colour is shown white (see `ledColor(_:)`), with their colour.
     package let approximated: [String]
@@ -246,7 +248,11 @@ struct ThemeFile {
         }
         for profile in profiles {
             guard let level = FeedbackProfile(rawValue: profile.name) else {
-                throw fail("unknown profile '\(profile.name.prefix(FeedbackTheme.maximumStringLength))' (full, quiet or silent)")
+                // feedbackd keeps it under its name, and only ever looks up the three levels.
+                notes.append(
+                    "\(path): profile '\(profile.name.prefix(FeedbackTheme.maximumStringLength))' is never played "
+                        + "(the profiles are full, quiet and silent)")
+                continue
             }
             for (index, entry) in (profile.feedbacks ?? []).enumerated() {
                 let place = "profile \(level.rawValue), feedback \(index + 1)"

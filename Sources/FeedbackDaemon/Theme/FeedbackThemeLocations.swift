@@ -57,6 +57,12 @@ package struct FeedbackThemeLocations: Sendable, Equatable {
     /// The locations `environment` gives, with the device tree under `root` (`/`; tests give a
     /// tree of their own) (see the type's description).
     package static func standard(environment: [String: String], root: String = "/") -> FeedbackThemeLocations {
+        standard(environment: environment, compatibles: deviceCompatibles(root: root))
+    }
+
+    /// The locations `environment` gives on a device of these `compatibles`, the most specific
+    /// first (`fbd-theme-validate --compatible` names one).
+    package static func standard(environment: [String: String], compatibles: [String]) -> FeedbackThemeLocations {
         var user: String?
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             user = "\(config)/feedbackd/themes"
@@ -67,7 +73,6 @@ package struct FeedbackThemeLocations: Sendable, Equatable {
         if data.isEmpty { data = ["/usr/local/share", "/usr/share"] }
         let system = data.map { "\($0)/feedbackd/themes" }
         let directories = [user, shippedDirectory].compactMap { $0 } + system
-        let compatibles = deviceCompatibles(root: root)
         let device = compatibles.lazy.compactMap { (compatible: String) -> String? in
             system.map { "\($0)/\(compatible).json" }.first { access($0, F_OK) == 0 }
         }.first
