@@ -9,10 +9,10 @@ import Synchronization
 /// SIGHUP reloads the feedback theme, looked for again (a theme that no longer loads keeps the
 /// old one, with a log line), and the desktop's sound settings (`DesktopSoundSettings`). The
 /// settings file's directory is watched with inotify, so a profile another process stores
-/// (`feedbackctl profile`) is announced with `PropertiesChanged`. Idle: after `--idle-timeout` seconds without sound the
-/// sound-server stream closes; the daemon then sleeps in `epoll_wait` with nothing due, every
-/// thread of it (no Dispatch worker ever runs, so libdispatch's 1 Hz workqueue monitor never
-/// starts: see `Delivery`), and the next feedback opens the stream again.
+/// (`feedbackctl profile`) is announced with `PropertiesChanged`. Idle: after `--idle-timeout`
+/// seconds without sound the sound-server stream closes; the daemon then sleeps in `epoll_wait`
+/// with nothing due, every thread of it (no Dispatch worker ever runs, so libdispatch's 1 Hz
+/// workqueue monitor never starts: see `Delivery`), and the next feedback opens the stream again.
 ///
 /// LEDs are found under `/sys/class/leds` when a feedback wants one (`FeedbackService`). The
 /// option `--sysfs-root <dir>`, left out of the help because it is for tests, finds them under

@@ -69,7 +69,8 @@ package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConve
 /// Parents are found by name (`FeedbackThemeLocations.resolve`), as feedbackd's
 /// `fbd_theme_expander_load_theme_files` finds them: `$device` and `default` are the device
 /// theme, once, then `default` the default theme; a name found nowhere falls back to `default`
-/// (a note says so); a theme named `default` may not have a parent.
+/// (a note says so); a theme named `default` may not have a parent. A file already in the chain
+/// is not found again, so a cycle ends in the default theme.
 ///
 /// Every input is bounded: a file of at most `maximumFileSize` bytes, at most `maximumEntries`
 /// feedbacks per file, strings of at most `maximumStringLength` bytes, a parent chain of at most
@@ -267,7 +268,7 @@ struct ThemeFile {
                 case .sound, .soundFile:
                     if let role = entry.mediaRole {
                         notes.append(
-                            "\(place) (\(event)): media-role '\(role.prefix(FeedbackTheme.maximumStringLength))' is not used: "
+                            "\(path): \(place) (\(event)): media-role '\(role.prefix(FeedbackTheme.maximumStringLength))' is not used: "
                                 + "every sound plays in the engine's one stream")
                     }
                 default:
@@ -283,8 +284,8 @@ struct ThemeFile {
     private static func feedback(
         _ entry: Entry, place: String, fail: (String) -> FeedbackThemeError
     ) throws(FeedbackThemeError) -> ThemeFeedback {
-        func duration(_ value: Int?, _ field: String, default fallback: Int? = nil) throws(FeedbackThemeError) -> Int {
-            guard let value = value ?? fallback else { throw fail("\(place): \(entry.type) needs '\(field)'") }
+        func duration(_ given: Int?, _ field: String, default fallback: Int) throws(FeedbackThemeError) -> Int {
+            let value = given ?? fallback
             guard (0...FeedbackTheme.maximumDuration).contains(value) else {
                 throw fail("\(place): \(field) \(value) is outside 0…\(FeedbackTheme.maximumDuration) ms")
             }
@@ -348,7 +349,7 @@ struct ThemeFile {
             }
             var steps: [VibrationPattern.Step] = []
             for (magnitude, length) in zip(magnitudes, durations) {
-                steps.append(VibrationPattern.Step(duration: try duration(length, "durations"), intensity: magnitude))
+                steps.append(VibrationPattern.Step(duration: try duration(length, "durations", default: 0), intensity: magnitude))
             }
             return try pattern { () throws(VibrationPattern.Invalid) in try VibrationPattern(steps: steps) }
         case "Led":
