@@ -8,7 +8,8 @@ import Testing
 /// What feedbackd's own sources and tests define, on our service: the cases of feedbackd's
 /// `tests/test-lfb-integration.c` (Dummy feedbacks, end reasons, `InvalidArgs` for an empty event,
 /// the `Profile` property) driven by libfeedback from Python on a theme of our own written like
-/// feedbackd's `tests/data/test.json`, and device themes chosen by the device tree.
+/// feedbackd's `tests/data/test.json`, checked on Debian's feedbackd too; and device themes chosen
+/// by the device tree.
 @Suite(.serialized, .enabled(if: DaemonTools.shouldRun))
 struct FeedbackdBehaviourTests {
     let pulse: PulseAudioTestServer
@@ -101,10 +102,30 @@ struct FeedbackdBehaviourTests {
         print('profile', Lfb.get_feedback_profile(), flush=True)
         """
 
-    @Test func feedbackdsIntegrationCasesPass() throws {
-        let harness = try DaemonHarness(pulse: pulse)
+    /// Starts `service` (ours, or `feedbackd`, the reference) on `harness`'s bus with the theme;
+    /// returns the reference's process, which lives as long as it is kept.
+    func start(_ service: String, on harness: DaemonHarness) throws -> ChildProcess? {
         let theme = harness.directory.write(Array(Self.theme.utf8), to: "test.json")
-        try harness.startDaemon(environment: ["FEEDBACK_THEME": theme])
+        guard service == "feedbackd" else {
+            try harness.startDaemon(environment: ["FEEDBACK_THEME": theme])
+            return nil
+        }
+        // Its profile in memory, as feedbackd's own test keeps it.
+        let feedbackd = try ChildProcess(
+            DaemonTools.feedbackd, [], environment: harness.environment(["FEEDBACK_THEME": theme, "GSETTINGS_BACKEND": "memory"]))
+        let deadline = MonotonicClock.now + 10
+        while harness.ownerPID() != feedbackd.pid && MonotonicClock.now < deadline { usleep(20_000) }
+        try #require(harness.ownerPID() == feedbackd.pid, "feedbackd did not start: \(feedbackd.errors)")
+        return feedbackd
+    }
+
+    /// The cases on our service, and on Debian's feedbackd (0.0.3), the reference, whose answers
+    /// must be the same.
+    @Test(arguments: ["feedbackservicesd", "feedbackd"])
+    func feedbackdsIntegrationCasesPass(service: String) throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let reference = try start(service, on: harness)
+        defer { withExtendedLifetime(reference) {} }
         let client = try ChildProcess(
             DaemonTools.python, ["-u", "-c", Self.cases], environment: harness.environment())
         #expect(client.wait(timeout: 40) == 0, "\(client.output) \(client.errors)")
@@ -130,20 +151,24 @@ struct FeedbackdBehaviourTests {
     }
 
     /// The arguments feedbackd refuses with `InvalidArgs` (an empty app id or event), and a
-    /// timeout below −1, which it takes as −1.
-    @Test func feedbackdsInvalidArgumentsAreRefusedAsItRefusesThem() throws {
+    /// timeout below −1, which it takes as −1: on ours and on feedbackd.
+    @Test(arguments: ["feedbackservicesd", "feedbackd"])
+    func feedbackdsInvalidArgumentsAreRefusedAsItRefusesThem(service: String) throws {
         let harness = try DaemonHarness(pulse: pulse)
-        let theme = harness.directory.write(Array(Self.theme.utf8), to: "test.json")
-        try harness.startDaemon(environment: ["FEEDBACK_THEME": theme])
+        let reference = try start(service, on: harness)
+        defer { withExtendedLifetime(reference) {} }
         let monitor = try harness.monitor()
         for (app, event) in [("", "dummy-0"), ("org.example.App", "")] {
             let refused = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", [app, event, "{}", "-1"])
             #expect(refused.status != 0)
             #expect(refused.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "'\(app)' '\(event)': \(refused.errors)")
         }
-        let below = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "dummy-short", "{}", "-7"])
-        #expect(below.output == "(uint32 1,)\n", "\(below.errors)")
-        #expect(monitor.ended(1, timeout: 5) == 0, "played once: \(monitor.output)")
+        // From a client that stays (feedbackd ends a leaving client's feedbacks, reason 2).
+        let client = try harness.python("hold", "dummy-short", "-7", holdStdin: true)
+        let line = try #require(client.waitForOutput(containing: "id ", timeout: 10), "\(client.errors)")
+        let id = try #require(UInt32(line.dropFirst(3)))
+        #expect(monitor.ended(id, timeout: 5) == 0, "played once: \(monitor.output)")
+        client.closeStdin()
     }
 
     /// The device tree names the device; its theme (`$device`, the parent of nothing but the
