@@ -48,8 +48,8 @@ package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConve
 ///   (default 1, Debian's feedbackd 0.0.3 full strength; feedbackd 0.8 says 0.5).
 /// - `VibraPeriodic`: `duration` (default 1000), `magnitude` (0…1 as feedbackd 0.8 reads it; a
 ///   value above 1 is feedbackd 0.0.3's 0…0x7FFF kernel level; default 0x5000), `fade-in-time`
-///   in ms (default 0); `fade-in-level` is read and not used: the fade starts from nothing, as
-///   the library's periodic effect has no start level.
+///   in ms (default 0, 0.0.3's; 0.8 says 500); `fade-in-level` is not used: the fade starts from
+///   nothing, as the library's periodic effect has no start level.
 /// - `VibraPattern`: `magnitudes` 0…1 and `durations` in ms, pairwise.
 /// - `Led`: `color` (default white), `frequency` in mHz (default 0, a steady light),
 ///   `max-brightness` in percent 1…100 (default 100), `priority` 0…255 (default 0).
