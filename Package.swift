@@ -58,9 +58,10 @@ let package = Package(
             name: "FeedbackPlayer",
             dependencies: ["FeedbackServices"],
             swiftSettings: strict),
+        // FeedbackDaemon: `feedback-theme check` reads feedback themes as the service reads them.
         .target(
             name: "FeedbackCLI",
-            dependencies: ["FeedbackServices", "FeedbackBus"],
+            dependencies: ["FeedbackServices", "FeedbackBus", "FeedbackDaemon"],
             swiftSettings: strict),
         // Swift's own libraries linked in statically: a process that starts in about half the
         // time, which is most of a `feedbackctl fire` (CommandBenchmark). `--no-export-dynamic`:

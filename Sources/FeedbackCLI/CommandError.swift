@@ -4,6 +4,9 @@ import FeedbackServices
 public enum ExitCode: Int32, Sendable {
     /// Success.
     case success = 0
+    /// What was checked is not valid: `feedback-theme check`'s answer, 1 as feedbackd's
+    /// `fbd-theme-validate` gives it (scripts compare the two), not a `sysexits.h` code.
+    case invalid = 1
     /// `EX_USAGE`: the command was used wrongly (unknown command or option, bad argument).
     case usage = 64
     /// `EX_DATAERR`: the input is not usable data (not a sound file, damaged, too long, …).

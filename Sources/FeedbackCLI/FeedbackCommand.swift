@@ -22,6 +22,7 @@ public enum FeedbackCommand {
         VibrateCommand.self,
         ListCommand.self,
         ThemeCommand.self,
+        FeedbackThemeCommand.self,
         DevicesCommand.self,
         LEDCommand.self,
         ProfileCommand.self,
@@ -253,7 +254,7 @@ public enum FeedbackCommand {
 
     /// What each exit status means, for every command (`ExitCode`).
     static let exitStatuses: [(status: String, meaning: String)] = [
-        ("0", "success"), ("64", "usage error"), ("65", "not usable sound data (or a damaged registry)"),
+        ("0", "success"), ("1", "the feedback theme checked is not valid"), ("64", "usage error"), ("65", "not usable sound data (or a damaged registry)"),
         ("66", "no such input file or sound"), ("69", "service or device unavailable"), ("70", "internal error"),
         ("73", "cannot create output"), ("74", "I/O error"), ("75", "the registry is busy, try again"),
         ("77", "permission denied"), ("130/143", "stopped by SIGINT/SIGTERM (after stopping the sound)"),

@@ -6,18 +6,19 @@ import Synchronization
 
 /// feedbackservicesd's main: options, the theme, the bus name, the loop.
 ///
-/// SIGHUP reloads the feedback theme (a theme that no longer loads keeps the old one, with a log
-/// line) and the desktop's sound settings (`DesktopSoundSettings`). The settings file's directory
-/// is watched with inotify, so a profile another process stores (`feedbackctl profile`) is
-/// announced with `PropertiesChanged`. Idle: after `--idle-timeout` seconds without sound the
-/// sound-server stream closes; the daemon then sleeps in `epoll_wait` with nothing due, every
-/// thread of it (no Dispatch worker ever runs, so libdispatch's 1 Hz workqueue monitor never
-/// starts: see `Delivery`), and the next feedback opens the stream again.
+/// SIGHUP reloads the feedback theme, looked for again (a theme that no longer loads keeps the
+/// old one, with a log line), and the desktop's sound settings (`DesktopSoundSettings`). The
+/// settings file's directory is watched with inotify, so a profile another process stores
+/// (`feedbackctl profile`) is announced with `PropertiesChanged`. Idle: after `--idle-timeout`
+/// seconds without sound the sound-server stream closes; the daemon then sleeps in `epoll_wait`
+/// with nothing due, every thread of it (no Dispatch worker ever runs, so libdispatch's 1 Hz
+/// workqueue monitor never starts: see `Delivery`), and the next feedback opens the stream again.
 ///
 /// LEDs are found under `/sys/class/leds` when a feedback wants one (`FeedbackService`). The
 /// option `--sysfs-root <dir>`, left out of the help because it is for tests, finds them under
 /// `<dir>/sys/class/leds` (and udev's data under `<dir>/run/udev/data`) instead: a fake tree of
-/// plain files (`FakeSysfs`).
+/// plain files (`FakeSysfs`); the device tree's compatibles, which choose the device theme
+/// (`FeedbackThemeLocations`), are read under the same root.
 ///
 /// Exit codes (sysexits.h): 0 after SIGTERM/SIGINT or when another instance took the name over
 /// (`--replace`); 64 for a usage error; 66 when the theme cannot be read; 69 when the session bus
@@ -96,16 +97,17 @@ package enum Daemon {
 
         // gsettings takes ~9 ms: it runs while the theme loads and the bus connects.
         let desktopReading = DesktopReading(environment: environment)
-        let locations = FeedbackThemeLocations.standard(environment: environment)
+        let root = sysfsRoot
+        let locations = FeedbackThemeLocations.standard(environment: environment, root: root)
         let theme: FeedbackTheme
         do {
-            theme = try FeedbackTheme.load(path: locations.theme, parents: locations.parentDirectories)
+            theme = try FeedbackTheme.load(locations)
         } catch {
             log("Error: cannot read the feedback theme: \(error)")
             return 66
         }
         let chain = theme.files.joined(separator: " → ")
-        log("feedback theme '\(theme.name)' (\(chain))")
+        log("feedback theme '\(theme.name)' (\(chain))\(describeDevice(locations))")
         logThemeNotes(theme)
 
         let connection: BusConnection
@@ -149,7 +151,7 @@ package enum Daemon {
                 try bus.onSignal(SIGHUP) { _ in
                     // Off the bus thread: reading the theme and running gsettings take milliseconds.
                     reloads.request {
-                        reload(service: service, locations: locations, environment: environment)
+                        reload(service: service, root: root, environment: environment)
                     }
                 }
                 if let settingsWatch {
@@ -245,14 +247,16 @@ package enum Daemon {
         return try? SoundThemeResolver.standard(explicitTheme: name, environment: environment)
     }
 
-    /// SIGHUP: the theme again (kept when the new one does not load), and the desktop's settings.
-    private static func reload(service: FeedbackService, locations: FeedbackThemeLocations, environment: [String: String]) {
+    /// SIGHUP: the theme again, looked for again (a user or device theme installed since is
+    /// found; the old theme stays when the new one does not load), and the desktop's settings.
+    private static func reload(service: FeedbackService, root: String, environment: [String: String]) {
         let desktop = readDesktopSettings(environment: environment)
         service.manager.themeResolver = soundThemeResolver(desktop: desktop, environment: environment)
+        let locations = FeedbackThemeLocations.standard(environment: environment, root: root)
         do {
-            let theme = try FeedbackTheme.load(path: locations.theme, parents: locations.parentDirectories)
+            let theme = try FeedbackTheme.load(locations)
             service.replace(theme: theme, desktop: desktop)
-            log("reloaded: feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))")
+            log("reloaded: feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))\(describeDevice(locations))")
             logThemeNotes(theme)
         } catch {
             service.replace(desktop: desktop)
@@ -260,12 +264,20 @@ package enum Daemon {
         }
     }
 
+    /// The device tree's compatibles and whether one has a theme, for the theme's log line.
+    private static func describeDevice(_ locations: FeedbackThemeLocations) -> String {
+        guard !locations.compatibles.isEmpty else { return "" }
+        let names = locations.compatibles.joined(separator: ", ")
+        return locations.deviceTheme == nil ? "; no device theme for \(names)" : "; device \(names)"
+    }
+
     /// What of `theme` is not played as written, said once per load: feedbacks of an unknown
-    /// type, LED colours shown white.
+    /// type, LED colours shown white, the rest of its notes.
     private static func logThemeNotes(_ theme: FeedbackTheme) {
         if !theme.ignored.isEmpty {
-            log("\(theme.ignored.count) theme feedbacks of a type not known here are not played: \(theme.ignored.joined(separator: ", "))")
+            log("\(theme.ignored.count) theme feedbacks of a type not known here run as a Dummy, doing nothing: \(theme.ignored.joined(separator: ", "))")
         }
+        for note in theme.notes { log("feedback theme: \(note)") }
         if !theme.approximated.isEmpty {
             log("\(theme.approximated.count) LED feedbacks name a colour our LEDs are not told, so they blink white: \(theme.approximated.joined(separator: ", "))")
         }

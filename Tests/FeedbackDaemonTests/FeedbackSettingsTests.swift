@@ -64,9 +64,10 @@ extension FeedbackDaemonTests {
         func kinds(_ event: String, _ profile: FeedbackProfile) -> [String] {
             theme.feedbacks(for: event, profile: profile).map {
                 switch $0 {
-                case .sound: "sound"
+                case .sound, .soundFile: "sound"
                 case .vibration: "vibration"
                 case .led: "led"
+                case .dummy: "dummy"
                 }
             }
         }

@@ -109,9 +109,10 @@ struct FeedbackThemeTests {
         let loaded = try FeedbackTheme.load(path: path, parents: [])
         let kinds = loaded.feedbacks(for: "e", profile: profile).map { feedback -> String in
             switch feedback {
-            case .sound: "sound"
+            case .sound, .soundFile: "sound"
             case .vibration: "vibration"
             case .led: "led"
+            case .dummy: "dummy"
             }
         }
         let expected: [FeedbackProfile: [String]] = [
@@ -162,7 +163,6 @@ struct FeedbackThemeTests {
     @Test(arguments: [
         ("not JSON", "{"),
         ("no name", #"{ "profiles": [] }"#),
-        ("unknown profile", #"{ "name": "t", "profiles": [ { "name": "loud", "feedbacks": [] } ] }"#),
         ("Sound without effect", #"{ "name": "t", "profiles": [ { "name": "full", "feedbacks": [ { "event-name": "e", "type": "Sound" } ] } ] }"#),
         ("rumble too long", #"{ "name": "t", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraRumble", "duration": 600000 } ] } ] }"#),
         ("negative duration", #"{ "name": "t", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "e", "type": "VibraRumble", "duration": -5 } ] } ] }"#),
@@ -190,18 +190,165 @@ struct FeedbackThemeTests {
         #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: directory.path, parents: []) }
     }
 
-    @Test func unknownTypesAreListedAndLedsRead() throws {
+    @Test func unknownTypesAreDummiesAndLedsRead() throws {
         let path = write("mixed.json", theme(#"""
             { "name": "full", "feedbacks": [
               { "event-name": "e", "type": "Sound", "effect": "bell", "future-field": 1 },
-              { "event-name": "e", "type": "Hologram" } ] },
+              { "event-name": "h", "type": "Hologram", "duration": 200 },
+              { "event-name": "n" } ] },
             { "name": "silent", "feedbacks": [ { "event-name": "e", "type": "Led", "color": "blue" } ] }
             """#))
         let loaded = try FeedbackTheme.load(path: path, parents: [])
-        #expect(loaded.ignored.count == 1)
+        #expect(loaded.ignored.count == 2, "\(loaded.ignored)")
+        // A profile of another name: feedbackd keeps it and never plays it.
+        let loud = write("loud.json", theme(#"{ "name": "loud", "feedbacks": [ { "event-name": "e", "type": "Sound", "effect": "x" } ] }"#))
+        let unplayed = try FeedbackTheme.load(path: loud, parents: [])
+        #expect(unplayed.notes.count == 1 && unplayed.notes[0].contains("profile 'loud' is never played"), "\(unplayed.notes)")
+        #expect(FeedbackProfile.allCases.allSatisfy { unplayed.feedbacks(for: "e", profile: $0).isEmpty })
         #expect(
             loaded.feedbacks(for: "e", profile: .full)
                 == [.sound(effect: "bell"), .led(color: "blue", millihertz: 0, brightnessPercent: 100, priority: 0)])
+        // As feedbackd, which makes a type it does not know (or no type) a Dummy of its duration.
+        #expect(loaded.feedbacks(for: "h", profile: .full) == [.dummy(milliseconds: 200)])
+        #expect(loaded.feedbacks(for: "n", profile: .full) == [.dummy(milliseconds: 0)])
+    }
+
+    /// feedbackd's own test theme (`tests/data/test.json`) in our words: Dummy feedbacks with and
+    /// without a duration, and a profile with no `feedbacks`.
+    @Test func dummiesAndAProfileWithoutFeedbacks() throws {
+        let path = write("cases.json", #"""
+            { "name": "default", "profiles": [
+              { "name": "full", "feedbacks": [
+                { "type": "Dummy", "event-name": "quick" },
+                { "type": "Dummy", "event-name": "slow", "duration": 10000 } ] },
+              { "name": "quiet", "feedbacks": [ { "type": "Dummy", "event-name": "slow", "duration": 300 } ] },
+              { "name": "silent" } ] }
+            """#)
+        let loaded = try FeedbackTheme.load(path: path, parents: [])
+        #expect(loaded.ignored.isEmpty && loaded.notes.isEmpty)
+        #expect(loaded.feedbacks(for: "quick", profile: .full) == [.dummy(milliseconds: 0)])
+        #expect(loaded.feedbacks(for: "slow", profile: .full) == [.dummy(milliseconds: 10_000), .dummy(milliseconds: 300)])
+        #expect(loaded.feedbacks(for: "slow", profile: .quiet) == [.dummy(milliseconds: 300)])
+        #expect(loaded.feedbacks(for: "slow", profile: .silent) == [])
+        let long = write("long.json", theme(#"{ "name": "full", "feedbacks": [ { "type": "Dummy", "event-name": "e", "duration": 600000 } ] }"#))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: long, parents: []) }
+    }
+
+    /// Debian's device themes are a name and a parent only.
+    @Test func aThemeWithoutProfilesInheritsEverything() throws {
+        write("default.json", theme(name: "default", #"{ "name": "full", "feedbacks": [ { "event-name": "a", "type": "Sound", "effect": "x" } ] }"#))
+        let device = write("device.json", #"{ "name": "$device", "parent-name": "default" }"#)
+        let loaded = try FeedbackTheme.load(path: device, parents: [directory.path])
+        #expect(loaded.name == "$device")
+        #expect(loaded.files == [device, directory.file("default.json")])
+        #expect(loaded.feedbacks(for: "a", profile: .full) == [.sound(effect: "x")])
+    }
+
+    /// As feedbackd's theme expander: `default` inherits nothing, and a parent found nowhere is
+    /// the default theme, with a note.
+    @Test func defaultHasNoParentAndAMissingParentIsTheDefault() throws {
+        write("default.json", theme(name: "default", ""))
+        let orphan = write("orphan.json", theme(name: "orphan", parent: "nowhere", ""))
+        let loaded = try FeedbackTheme.load(path: orphan, parents: [directory.path])
+        #expect(loaded.files == [orphan, directory.file("default.json")])
+        #expect(loaded.notes.count == 1 && loaded.notes[0].contains("no theme named 'nowhere'"), "\(loaded.notes)")
+        let rooted = write("rooted.json", theme(name: "default", parent: "orphan", ""))
+        do {
+            _ = try FeedbackTheme.load(path: rooted, parents: [directory.path])
+            Issue.record("a default theme with a parent loaded")
+        } catch {
+            #expect(error.problem == "the default theme can't specify a parent")
+        }
+    }
+
+    /// Every field of every type feedbackd 0.8 knows: read, defaulted as feedbackd defaults it, or
+    /// noted where it is not used.
+    @Test func everyFieldOfEveryTypeIsRead() throws {
+        let path = write("fields.json", theme(#"""
+            { "name": "full", "feedbacks": [
+              { "event-name": "file", "type": "Sound", "effect": "bell", "file-name": "/usr/share/sounds/x.oga" },
+              { "event-name": "role", "type": "Sound", "effect": "alarm-clock-elapsed", "media-role": "alarm" } ] },
+            { "name": "quiet", "feedbacks": [
+              { "event-name": "rumble", "type": "VibraRumble" },
+              { "event-name": "periodic", "type": "VibraPeriodic", "magnitude": 0.5, "fade-in-time": 100, "fade-in-level": 0.2 },
+              { "event-name": "periodic-0.0.3", "type": "VibraPeriodic", "duration": 200, "magnitude": 32767 },
+              { "event-name": "twice", "type": "VibraRumble", "duration": 100 },
+              { "event-name": "twice", "type": "VibraRumble", "duration": 200 } ] }
+            """#))
+        let loaded = try FeedbackTheme.load(path: path, parents: [])
+        #expect(loaded.feedbacks(for: "file", profile: .full).first == .soundFile(path: "/usr/share/sounds/x.oga"))
+        #expect(loaded.feedbacks(for: "role", profile: .full).first == .sound(effect: "alarm-clock-elapsed"))
+        #expect(loaded.notes.count == 1 && loaded.notes[0].contains("media-role 'alarm'"), "\(loaded.notes)")
+        #expect(loaded.feedbacks(for: "rumble", profile: .quiet) == [.vibration(try .rumble(duration: 1_000))])
+        #expect(
+            loaded.feedbacks(for: "periodic", profile: .quiet)
+                == [.vibration(try .periodic(duration: 1_000, magnitude: 0.5, fadeIn: 100))])
+        #expect(
+            loaded.feedbacks(for: "periodic-0.0.3", profile: .quiet)
+                == [.vibration(try .periodic(duration: 200, magnitude: 1))])
+        // One feedback per event and profile: the later entry, as feedbackd's table keeps it.
+        #expect(loaded.feedbacks(for: "twice", profile: .quiet) == [.vibration(try .rumble(duration: 200))])
+        let relative = write("relative.json", theme(#"{ "name": "full", "feedbacks": [ { "event-name": "e", "type": "Sound", "file-name": "x.oga" } ] }"#))
+        #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: relative, parents: []) }
+    }
+
+    /// The device theme as feedbackd finds it: the device tree's compatibles, most specific first,
+    /// each looked for in the XDG data directories in order; the theme `$device` sits between the
+    /// user's theme and the default one.
+    @Test func deviceThemeComesFromTheDeviceTree() throws {
+        for directory in ["root", "root/sys", "root/sys/firmware", "root/sys/firmware/devicetree",
+            "root/sys/firmware/devicetree/base", "one", "one/feedbackd", "one/feedbackd/themes", "two",
+            "two/feedbackd", "two/feedbackd/themes", "config", "config/feedbackd", "config/feedbackd/themes"]
+        {
+            mkdir(self.directory.file(directory), 0o700)
+        }
+        write("root/sys/firmware/devicetree/base/compatible", "vendor,phone\u{0}vendor,soc\u{0}")
+        #expect(FeedbackThemeLocations.deviceCompatibles(root: directory.file("root")) == ["vendor,phone", "vendor,soc"])
+        #expect(FeedbackThemeLocations.deviceCompatibles(root: directory.file("none")) == [])
+        let device = #"{ "name": "$device", "parent-name": "default", "profiles": [ { "name": "quiet", "feedbacks": [ { "event-name": "d", "type": "Dummy", "duration": 5 } ] } ] }"#
+        write("one/feedbackd/themes/vendor,soc.json", device)
+        let phone = write("two/feedbackd/themes/vendor,phone.json", device)
+        let environment = [
+            "XDG_DATA_DIRS": "\(directory.file("one")):\(directory.file("two"))",
+            "XDG_CONFIG_HOME": directory.file("config"),
+        ]
+        let shipped = try #require(FeedbackThemeLocations.shippedDirectory) + "/feedbackservices.json"
+        let bare = FeedbackThemeLocations.standard(environment: environment, root: directory.file("root"))
+        #expect(bare.deviceTheme == phone, "the most specific compatible wins, wherever its directory is")
+        #expect(bare.theme == phone)
+        let plain = try FeedbackTheme.load(bare)
+        #expect(plain.files == [phone, shipped])
+        #expect(plain.feedbacks(for: "d", profile: .full) == [.dummy(milliseconds: 5)])
+        #expect(plain.feedbacks(for: "phone-incoming-call", profile: .full).count == 2, "the default theme's")
+        let user = write("config/feedbackd/themes/default.json", theme(name: "mine", parent: "$device", ""))
+        let chained = try FeedbackTheme.load(FeedbackThemeLocations.standard(environment: environment, root: directory.file("root")))
+        #expect(chained.files == [user, phone, shipped])
+        // Without a device tree, `$device` is the default theme.
+        let none = try FeedbackTheme.load(FeedbackThemeLocations.standard(environment: environment, root: directory.file("none")))
+        #expect(none.files == [user, shipped])
+        #expect(none.notes.isEmpty)
+    }
+
+    /// Debian's themes (feedbackd's default and feedbackd-device-themes' eight) all load, each
+    /// with the default theme beneath it as feedbackd finds it.
+    @Test func debiansThemesAllLoad() throws {
+        let directory = "/usr/share/feedbackd/themes"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let devices = names.filter { $0.hasSuffix(".json") && $0 != "default.json" }
+        guard devices.count >= 8 else {
+            #expect(!runningInCI, "Debian's feedbackd-device-themes (scripts/debian-packages.txt) has 8 themes: \(names)")
+            return
+        }
+        for name in devices + ["default.json"] {
+            let path = "\(directory)/\(name)"
+            let loaded = try FeedbackTheme.load(
+                FeedbackThemeLocations(theme: path, parentDirectories: [directory], defaultTheme: DaemonTools.debianTheme))
+            #expect(loaded.files.first == path)
+            #expect(loaded.ignored.isEmpty && loaded.notes.isEmpty, "\(name): \(loaded.ignored) \(loaded.notes)")
+        }
+        let librem = try FeedbackTheme.load(
+            FeedbackThemeLocations(theme: "\(directory)/purism,librem5.json", parentDirectories: [directory]))
+        #expect(librem.files == ["\(directory)/purism,librem5.json", DaemonTools.debianTheme])
     }
 
     @Test func ledFeedbacksReadFeedbackdsProperties() throws {

@@ -26,7 +26,9 @@ package enum FeedbackEndReason: UInt32, Sendable {
 ///
 /// `TriggerFeedback(s app_id, s event, a{sv} hints, i timeout) → u id` looks the event up at the
 /// current profile, starts its sound (a sound theme event) and vibration, and returns at once;
-/// timeout −1 plays once, 0 loops until ended, N > 0 repeats for N seconds. `FeedbackEnded(u id,
+/// timeout −1 plays once (as does any timeout below −1, as in feedbackd), 0 loops until ended,
+/// N > 0 repeats for N seconds. An empty `app_id` or `event` is `InvalidArgs`, as feedbackd
+/// answers it (`fbd_feedback_manager_handle_trigger_feedback`). `FeedbackEnded(u id,
 /// u reason)` follows the reply exactly once per id (`FeedbackEndReason`), also for an event with
 /// no feedback, which ends at once. `EndFeedback(u id)` ends a feedback of the caller's own
 /// (another client's: `AccessDenied`; an id that already ended: nothing). When a client leaves the
@@ -80,6 +82,13 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// ended, as in feedbackd, and ending it leaves the LED to the newer one. An LED that cannot blink
 /// (none found: said once a run; a file that may not be written; an LED gone) gives one log line,
 /// and the rest of the feedback plays; a feedback with nothing else ends not-found.
+///
+/// A theme `Dummy` (feedbackd's `fbd-feedback-dummy.c`, which its own tests use) plays nothing
+/// and lasts: for timeout −1 its `duration`, then the feedback ends (reason 0) once its other
+/// parts have; for a looping or timed feedback, which feedbackd restarts, until it is ended
+/// (reason 2) or expires (reason 1). One of 0 ms ends at once, whatever the timeout. A feedback
+/// with a Dummy is found, so an event whose only feedback is a Dummy is not `notFound`. A theme
+/// `Sound` with a `file-name` plays that file.
 ///
 /// The event's vibration is the theme's own pattern (`VibraRumble`, `VibraPeriodic`,
 /// `VibraPattern`), played once for timeout −1 and repeated for as long as a looping or timed
@@ -183,6 +192,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var soundFile: Int32?
         /// Whether its sound or vibration still plays through the manager.
         var playing = false
+        /// Whether a theme `Dummy` of it still runs: until its duration is over (timeout −1), else
+        /// until the feedback is ended.
+        var dummy = false
         /// The manager's result, kept from the end of the sound and vibration while a blink runs on.
         var result: FeedbackResult?
         /// The blinks of its `Led` feedbacks, until the feedback (or, for a play-once feedback, its
@@ -371,12 +383,14 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     private func trigger(
         appID: String, event: String, hints: Hints, timeout: Int32, client: String, bus: BusContext
     ) throws(BusError) -> UInt32 {
+        // feedbackd refuses an empty app id or event (fbd_feedback_manager_handle_trigger_feedback).
+        guard !appID.isEmpty else { throw .invalidArgs("Invalid app id: it is empty") }
+        guard !event.isEmpty else { throw .invalidArgs("Invalid event: it is empty") }
         guard appID.utf8.count <= Self.maximumNameLength, event.utf8.count <= Self.maximumNameLength else {
             throw .invalidArgs("app_id and event may have at most \(Self.maximumNameLength) bytes")
         }
-        guard timeout >= -1 else {
-            throw .invalidArgs("timeout \(timeout): −1 plays once, 0 until ended, N > 0 for N seconds")
-        }
+        // As feedbackd: a timeout below −1 plays once.
+        let timeout = max(timeout, -1)
         let important = hints.important && importantApps.contains(appID)
         let level = Self.level(profile: manager.profile, hint: hints.profile, important: important)
         let now = MonotonicClock.now
@@ -392,10 +406,17 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let (id, feedbacks, desktop) = try lookup.get()
         let who = "client \(client), app id '\(appID)'"
         let sounds = desktop.eventSounds || important
-        var effect = feedbacks.lazy.compactMap { feedback -> String? in
-            if case .sound(let effect) = feedback { effect } else { nil }
+        var sound = feedbacks.lazy.compactMap { feedback -> AlertSound? in
+            switch feedback {
+            case .sound(let effect): .event(effect)
+            case .soundFile(let path): .file(path)
+            default: nil
+            }
         }.first
-        if !sounds { effect = nil }
+        if !sounds { sound = nil }
+        let dummy = feedbacks.lazy.compactMap { feedback -> Int? in
+            if case .dummy(let milliseconds) = feedback { milliseconds } else { nil }
+        }.max()
         let pattern = Self.vibration(in: feedbacks, timeout: timeout)
         var soundFile: Int32?
         if let path = hints.soundFile, level == .full, sounds {
@@ -403,9 +424,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
         let wantsLED = feedbacks.contains { if case .led = $0 { true } else { false } }
         let blinks = startBlinks(feedbacks, feedback: id, event: event, who: who)
-        guard effect != nil || soundFile != nil || pattern != nil || !blinks.isEmpty else {
+        guard sound != nil || soundFile != nil || pattern != nil || !blinks.isEmpty || dummy != nil else {
             let why =
-                !sounds && feedbacks.contains { if case .sound = $0 { true } else { false } }
+                !sounds && feedbacks.contains(where: \.isSound)
                 ? "event sounds are off in the desktop's settings (\(DesktopSoundSettings.schema) event-sounds)"
                 : wantsLED ? "its LED feedback found no LED to blink (see the LED log line)"
                 : "the theme has no feedback for it at profile \(level.rawValue)"
@@ -419,17 +440,33 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             connection.perform { [self] bus in emitEnded(id, .notFound, bus: bus) }
             return id
         }
-        let hasSound = effect != nil || soundFile != nil
+        let hasSound = sound != nil || soundFile != nil
         let plays = hasSound || pattern != nil
+        // A Dummy runs for its duration once (timeout −1); a looping or timed feedback restarts it,
+        // as feedbackd does, so it runs until ended. One of 0 ms ends at once whatever the timeout:
+        // feedbackd would restart it without end.
+        let dummyRuns = (dummy ?? 0) > 0
         state.withLock {
             $0.feedbacks[id] = Ongoing(
                 client: client, appID: appID, event: event, once: timeout == -1, soundFile: soundFile, playing: plays,
-                blinks: blinks)
+                dummy: dummyRuns, blinks: blinks)
         }
         let connection = bus.connection
+        if let dummy, dummyRuns, timeout == -1 {
+            do {
+                try bus.after(Double(dummy) / 1000) { [self] bus in dummyEnded(id, bus: bus) }
+            } catch {
+                log("feedback \(id) for event '\(event)' (\(who)): its Dummy of \(dummy) ms ends at once: \(error)")
+                state.withLock { $0.feedbacks[id]?.dummy = false }
+            }
+        }
+        if !plays && !dummyRuns && blinks.isEmpty {
+            // Only a Dummy of 0 ms: it ran its course, after the reply.
+            connection.perform { [self] bus in complete(id, bus: bus) }
+        }
         if plays {
             let type: FeedbackType = !hasSound ? .vibrateOnly : pattern != nil ? .audioAndVibrate : .audioOnly
-            let alert: AlertSound = soundFile.map { .file("/proc/self/fd/\($0)") } ?? .event(effect ?? event)
+            let alert: AlertSound = soundFile.map { .file("/proc/self/fd/\($0)") } ?? sound ?? .event(event)
             let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever)
             // The theme was read at the feedback's level: the manager plays what it gave, as full.
             let playback = manager.play(
@@ -661,9 +698,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             guard var ongoing = state.feedbacks[id], ongoing.reason == nil else { return (nil, [], false) }
             let blinks = ongoing.blinks
             ongoing.blinks = []
-            if !blinksOnly || !ongoing.playing { ongoing.reason = reason }
+            // A Dummy ends when asked; a play-once feedback's runs on, as its sound does.
+            if !blinksOnly { ongoing.dummy = false }
+            let runsOn = ongoing.playing || ongoing.dummy
+            if !blinksOnly || !runsOn { ongoing.reason = reason }
             state.feedbacks[id] = ongoing
-            return (blinksOnly || !ongoing.playing ? nil : ongoing.playback, blinks, !ongoing.playing)
+            return (blinksOnly || !ongoing.playing ? nil : ongoing.playback, blinks, !runsOn)
         }
         endBlinks(blinks, feedback: id)
         if done { complete(id, bus: bus) }
@@ -683,14 +723,27 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         vibration?.stop()
     }
 
-    /// The manager's result for `id`, on the bus thread: the feedback ends, unless it still blinks.
+    /// The manager's result for `id`, on the bus thread: the feedback ends, unless it still blinks
+    /// or its Dummy still runs.
     private func finished(_ id: UInt32, result: FeedbackResult, bus: BusContext) {
-        let blinking = state.withLock { state in
+        let runsOn = state.withLock { state in
             state.feedbacks[id]?.playing = false
             state.feedbacks[id]?.result = result
-            return state.feedbacks[id]?.blinks.isEmpty == false
+            return state.feedbacks[id].map { !$0.blinks.isEmpty || $0.dummy } ?? false
         }
-        if !blinking { complete(id, bus: bus) }
+        if !runsOn { complete(id, bus: bus) }
+    }
+
+    /// The Dummy of play-once feedback `id` ran its duration, on the bus thread: the feedback ends,
+    /// unless its sound or vibration still plays or it still blinks.
+    private func dummyEnded(_ id: UInt32, bus: BusContext) {
+        let done = state.withLock { state in
+            guard var ongoing = state.feedbacks[id], ongoing.dummy else { return false }
+            ongoing.dummy = false
+            state.feedbacks[id] = ongoing
+            return !ongoing.playing && ongoing.blinks.isEmpty
+        }
+        if done { complete(id, bus: bus) }
     }
 
     /// Feedback `id` has ended, all its parts: `FeedbackEnded`, on the bus thread.
@@ -789,5 +842,15 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }) else { return }
         bus.releaseName(Self.busName)
         bus.exit()
+    }
+}
+
+extension ThemeFeedback {
+    /// Whether it is a `Sound`, of either kind.
+    fileprivate var isSound: Bool {
+        switch self {
+        case .sound, .soundFile: true
+        default: false
+        }
     }
 }

@@ -6,6 +6,9 @@ import Glibc
 package enum ThemeFeedback: Sendable, Equatable {
     /// `Sound`: play the sound theme event `effect`.
     case sound(effect: String)
+    /// `Sound` with a `file-name` (feedbackd 0.8): play the file at `path` (absolute), which
+    /// feedbackd plays instead of the `effect` when a feedback names both.
+    case soundFile(path: String)
     /// `VibraRumble`, `VibraPeriodic` or `VibraPattern`, as a pattern.
     case vibration(VibrationPattern)
     /// `Led`: blink a notification LED in `color` (the theme's words: `red`, `green`, `blue`,
@@ -13,6 +16,10 @@ package enum ThemeFeedback: Sendable, Equatable {
     /// light) and `brightnessPercent` of the LED's maximum; `priority` (0…255) decides which of two
     /// feedbacks keeps an LED both want.
     case led(color: String, millihertz: UInt32, brightnessPercent: UInt32, priority: UInt8)
+    /// `Dummy`: nothing, for `milliseconds` (0: it ends at once), as feedbackd's own tests use it.
+    /// A feedbackd type not known here reads as one too, as feedbackd makes any type it does not
+    /// know a `Dummy`.
+    case dummy(milliseconds: Int)
 }
 
 /// Why a theme file could not be used. A value; safe to share across threads.
@@ -28,25 +35,46 @@ package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConve
 
 /// An event → feedback mapping in feedbackd's JSON theme format, with its parents.
 ///
-/// A theme file has a `name`, an optional `parent-name` and `profiles`, each with a `name` (`full`,
-/// `quiet`, `silent`) and `feedbacks`: objects with an `event-name`, a `type` and the type's fields —
-/// `Sound` (`effect`: a sound theme event), `VibraRumble` (`duration`, `count`, `pause` in ms,
-/// `magnitude` 0…1), `VibraPeriodic` (`duration`, `magnitude` 0…32767, `fade-in-time`,
-/// `fade-in-level`), `VibraPattern` (`magnitudes` 0…1 and `durations` in ms, pairwise) and `Led`
-/// (`color`, default white; `frequency` in mHz, default 0, a steady light; `max-brightness` in
-/// percent, 1…100, default 100; `priority` 0…255, default 0 — feedbackd's properties of its LED
-/// feedback, which it reads from the same keys). Unknown fields are ignored, as feedbackd ignores
-/// them; so are feedbacks of an unknown type, counted in `ignored`. An LED colour no LED here can be
-/// told to show (feedbackd's `#RRGGBB` other than the four colours, or a word it does not know) is
-/// shown white, as feedbackd shows a colour it cannot parse; `approximated` lists those entries.
+/// A theme file has a `name`, an optional `parent-name` and optional `profiles`, each with a
+/// `name` (`full`, `quiet`, `silent`) and optional `feedbacks` (a theme or profile without them
+/// gives nothing of its own: Debian's device themes are a `name` and a `parent-name` only). A
+/// feedback has an `event-name`, a `type` and the type's fields, read as feedbackd 0.8 reads them
+/// (`src/fbd-feedback-*.c`, their properties):
+/// - `Sound`: `effect` (a sound theme event) or `file-name` (an absolute path, played instead of
+///   the effect when both are given); `media-role` is read and not used (a note says so): every
+///   sound plays in the engine's one stream.
+/// - `VibraRumble`: `duration` in ms (default 1000, feedbackd's), `count` (default 1; 0, which
+///   feedbackd takes, is refused: no rumble), `pause` in ms (default 0), `magnitude` 0…1
+///   (default 1, Debian's feedbackd 0.0.3 full strength; feedbackd 0.8 says 0.5).
+/// - `VibraPeriodic`: `duration` (default 1000), `magnitude` (0…1 as feedbackd 0.8 reads it; a
+///   value above 1 is feedbackd 0.0.3's 0…0x7FFF kernel level; default 0x5000), `fade-in-time`
+///   in ms (default 0, 0.0.3's; 0.8 says 500); `fade-in-level` is not used: the fade starts from
+///   nothing, as the library's periodic effect has no start level.
+/// - `VibraPattern`: `magnitudes` 0…1 and `durations` in ms, pairwise.
+/// - `Led`: `color` (default white), `frequency` in mHz (default 0, a steady light),
+///   `max-brightness` in percent 1…100 (default 100), `priority` 0…255 (default 0).
+/// - `Dummy`: `duration` in ms (default 0: it ends at once).
+///
+/// Other fields are ignored, as feedbackd ignores them. A feedback of a type not known here (or
+/// without a `type`) is a `Dummy` of its `duration`, as feedbackd makes it one (`ignored` lists
+/// them). An LED colour no LED here can be told to show (feedbackd's `#RRGGBB` other than the
+/// four colours, or a word it does not know) is shown white, as feedbackd shows a colour it
+/// cannot parse; `approximated` lists those entries. A profile of another name than the three is
+/// read and never played (a note says so), as in feedbackd. As in feedbackd, a profile has one
+/// feedback per event: a later entry for the same event replaces an earlier one.
 ///
 /// Profiles are levels, as feedbackd means them: a profile plays the feedbacks listed under it and
 /// under the profiles below it (full ⊃ quiet ⊃ silent). A theme with a `parent-name` inherits: for
 /// each profile level and event, the nearest theme in the chain that lists the event there wins.
+/// Parents are found by name (`FeedbackThemeLocations.resolve`), as feedbackd's
+/// `fbd_theme_expander_load_theme_files` finds them: `$device` and `default` are the device
+/// theme, once, then `default` the default theme; a name found nowhere falls back to `default`
+/// (a note says so); a theme named `default` may not have a parent. A file already in the chain
+/// is not found again, so a cycle ends in the default theme.
 ///
 /// Every input is bounded: a file of at most `maximumFileSize` bytes, at most `maximumEntries`
 /// feedbacks per file, strings of at most `maximumStringLength` bytes, a parent chain of at most
-/// `maximumParentDepth` themes (a cycle is an error), durations of at most `maximumDuration` ms.
+/// `maximumParentDepth` themes, durations of at most `maximumDuration` ms.
 ///
 /// Thread safety: a value; every method may be called from any thread.
 package struct FeedbackTheme: Sendable {
@@ -62,13 +90,19 @@ package struct FeedbackTheme: Sendable {
     package static let maximumDuration = 60_000
     /// The most steps a `VibraPattern` or pulses a `VibraRumble` may have.
     package static let maximumSteps = 256
+    /// A `VibraRumble`'s or `VibraPeriodic`'s `duration` when it gives none, in ms: feedbackd's
+    /// `FBD_FEEDBACK_VIBRA_DEFAULT_DURATION`.
+    package static let defaultVibraDuration = 1_000
 
     /// The theme's `name`.
     package let name: String
     /// The files read, the theme's own first, then its parents'.
     package let files: [String]
-    /// Feedbacks of an unknown type, accepted and not played.
+    /// Feedbacks of an unknown type, accepted and run as a `Dummy`.
     package let ignored: [String]
+    /// What else is not played as written (a `media-role`, a profile of another name, a parent
+    /// found nowhere), one line each.
+    package let notes: [String]
     /// `Led` feedbacks whose colour is shown white (see `ledColor(_:)`), with their colour.
     package let approximated: [String]
     /// The feedbacks by profile level, then event; the parents' already merged in.
@@ -91,28 +125,44 @@ package struct FeedbackTheme: Sendable {
     /// Reads the theme at `path` and its parents, found by name in `parents` (`<name>.json` in each
     /// directory, first match; the file itself is skipped).
     package static func load(path: String, parents: [String]) throws(FeedbackThemeError) -> FeedbackTheme {
+        try load(FeedbackThemeLocations(theme: path, parentDirectories: parents))
+    }
+
+    /// Reads `locations.theme` and its parents, found by name with `locations.resolve`.
+    package static func load(_ locations: FeedbackThemeLocations) throws(FeedbackThemeError) -> FeedbackTheme {
         var chain: [(path: String, file: ThemeFile)] = []
         var seen: Set<String> = []
-        var next: String? = path
+        var notes: [String] = []
+        var next: String? = locations.theme
         while let current = next {
             guard chain.count < maximumParentDepth else {
                 throw FeedbackThemeError(
-                    path: path, problem: "the parent-name chain is longer than \(maximumParentDepth) themes")
+                    path: locations.theme, problem: "the parent-name chain is longer than \(maximumParentDepth) themes")
             }
-            let identity = canonicalPath(current)
-            guard seen.insert(identity).inserted else {
-                throw FeedbackThemeError(
-                    path: path, problem: "the parent-name chain comes back to \(current) (a cycle)")
-            }
+            seen.insert(canonicalPath(current))
             let file = try ThemeFile.read(current)
             chain.append((current, file))
-            if let parent = file.parentName {
-                guard let found = locate(parent, in: parents, excluding: seen) else {
-                    throw FeedbackThemeError(path: current, problem: "no theme named '\(parent)' in \(parents)")
-                }
-                next = found
-            } else {
+            guard let parent = file.parentName else {
                 next = nil
+                continue
+            }
+            // As feedbackd: the root of every chain is `default`, which inherits nothing.
+            guard file.name != FeedbackThemeLocations.defaultName else {
+                throw FeedbackThemeError(path: current, problem: "the default theme can't specify a parent")
+            }
+            let resolved = locations.resolve(parent, excluding: { seen.contains(canonicalPath($0)) })
+            switch resolved {
+            case .found(let path):
+                next = path
+            case .fallback(let path):
+                notes.append("\(current): no theme named '\(parent)', so its parent is the default theme \(path)")
+                next = path
+            case .invalid:
+                throw FeedbackThemeError(path: current, problem: "'\(parent)' is not a theme name (a file name without '/')")
+            case .missing:
+                throw FeedbackThemeError(
+                    path: current,
+                    problem: "no theme named '\(parent)', nor a default theme, in \(locations.parentDirectories)")
             }
         }
         var levels: [FeedbackProfile: [String: [ThemeFeedback]]] = [:]
@@ -124,7 +174,8 @@ package struct FeedbackTheme: Sendable {
         }
         return FeedbackTheme(
             name: chain[0].file.name, files: chain.map(\.path), ignored: chain.flatMap(\.file.ignored),
-            approximated: chain.flatMap(\.file.approximated), levels: levels)
+            notes: notes + chain.flatMap(\.file.notes), approximated: chain.flatMap(\.file.approximated),
+            levels: levels)
     }
 
     /// The colour an LED shows for a theme's `Led` colour: the four names as they are, a `#RRGGBB`
@@ -143,23 +194,11 @@ package struct FeedbackTheme: Sendable {
         guard lit.count == 1, let index = channels.firstIndex(where: { $0 != 0 }) else { return (.white, false) }
         return ([LEDColor.red, .green, .blue][index], true)
     }
-
-    /// `<name>.json` in the first of `directories` that has one which is not in `excluded`.
-    private static func locate(_ name: String, in directories: [String], excluding excluded: Set<String>) -> String? {
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { return nil }
-        for directory in directories {
-            let candidate = "\(directory)/\(name).json"
-            if access(candidate, F_OK) == 0 && !excluded.contains(canonicalPath(candidate)) {
-                return candidate
-            }
-        }
-        return nil
-    }
 }
 
 /// `path` with symbolic links, `.` and `..` resolved, to know one file under two names; `path`
 /// itself when it cannot be resolved.
-private func canonicalPath(_ path: String) -> String {
+func canonicalPath(_ path: String) -> String {
     guard let resolved = realpath(path, nil) else { return path }
     defer { free(resolved) }
     return String(cString: resolved)
@@ -171,6 +210,7 @@ struct ThemeFile {
     var parentName: String?
     var levels: [FeedbackProfile: [String: [ThemeFeedback]]] = [:]
     var ignored: [String] = []
+    var notes: [String] = []
     var approximated: [String] = []
 
     static func read(_ path: String) throws(FeedbackThemeError) -> ThemeFile {
@@ -202,35 +242,50 @@ struct ThemeFile {
         parentName = try document.parentName.map { (text: String) throws(FeedbackThemeError) in
             try bounded(text, "parent-name")
         }
-        let total = document.profiles.reduce(0) { $0 + $1.feedbacks.count }
+        let profiles = document.profiles ?? []
+        let total = profiles.reduce(0) { $0 + ($1.feedbacks?.count ?? 0) }
         guard total <= FeedbackTheme.maximumEntries else {
             throw fail("\(total) feedbacks, more than \(FeedbackTheme.maximumEntries)")
         }
-        for profile in document.profiles {
+        for profile in profiles {
             guard let level = FeedbackProfile(rawValue: profile.name) else {
-                throw fail("unknown profile '\(profile.name.prefix(FeedbackTheme.maximumStringLength))' (full, quiet or silent)")
+                // feedbackd keeps it under its name, and only ever looks up the three levels.
+                notes.append(
+                    "\(path): profile '\(profile.name.prefix(FeedbackTheme.maximumStringLength))' is never played "
+                        + "(the profiles are full, quiet and silent)")
+                continue
             }
-            for (index, entry) in profile.feedbacks.enumerated() {
+            for (index, entry) in (profile.feedbacks ?? []).enumerated() {
                 let place = "profile \(level.rawValue), feedback \(index + 1)"
                 let event = try bounded(entry.eventName, "\(place): event-name")
-                guard let feedback = try Self.feedback(entry, place: place, fail: fail) else {
-                    ignored.append("\(place) (\(event)): type \(entry.type.prefix(FeedbackTheme.maximumStringLength))")
-                    continue
-                }
-                if case .led(let color, _, _, _) = feedback, !FeedbackTheme.ledColor(color).exact {
+                let feedback = try Self.feedback(entry, place: place, fail: fail)
+                switch feedback {
+                case .led(let color, _, _, _) where !FeedbackTheme.ledColor(color).exact:
                     approximated.append("\(place) (\(event)): '\(color)'")
+                case .dummy where entry.type != "Dummy":
+                    let type = entry.type.map { "type \($0.prefix(FeedbackTheme.maximumStringLength))" } ?? "no type"
+                    ignored.append("\(place) (\(event)): \(type)")
+                case .sound, .soundFile:
+                    if let role = entry.mediaRole {
+                        notes.append(
+                            "\(path): \(place) (\(event)): media-role '\(role.prefix(FeedbackTheme.maximumStringLength))' is not used: "
+                                + "every sound plays in the engine's one stream")
+                    }
+                default:
+                    break
                 }
-                levels[level, default: [:]][event, default: []].append(feedback)
+                // One feedback per event and profile, the later entry winning, as feedbackd's table of them.
+                levels[level, default: [:]][event] = [feedback]
             }
         }
     }
 
-    /// The feedback an entry describes; nil for a type feedbackd may know and we do not.
+    /// The feedback an entry describes; a `Dummy` for a type not known here.
     private static func feedback(
         _ entry: Entry, place: String, fail: (String) -> FeedbackThemeError
-    ) throws(FeedbackThemeError) -> ThemeFeedback? {
-        func duration(_ value: Int?, _ field: String, default fallback: Int? = nil) throws(FeedbackThemeError) -> Int {
-            guard let value = value ?? fallback else { throw fail("\(place): \(entry.type) needs '\(field)'") }
+    ) throws(FeedbackThemeError) -> ThemeFeedback {
+        func duration(_ given: Int?, _ field: String, default fallback: Int) throws(FeedbackThemeError) -> Int {
+            let value = given ?? fallback
             guard (0...FeedbackTheme.maximumDuration).contains(value) else {
                 throw fail("\(place): \(field) \(value) is outside 0…\(FeedbackTheme.maximumDuration) ms")
             }
@@ -252,11 +307,20 @@ struct ThemeFile {
         }
         switch entry.type {
         case "Sound":
+            if let file = entry.fileName {
+                guard file.hasPrefix("/"), file.utf8.count < PATH_MAX else {
+                    throw fail("\(place): Sound's 'file-name' must be an absolute path of less than \(PATH_MAX) bytes")
+                }
+                return .soundFile(path: file)
+            }
             guard let effect = entry.effect, !effect.isEmpty, effect.utf8.count <= FeedbackTheme.maximumStringLength
-            else { throw fail("\(place): Sound needs an 'effect' of 1 to \(FeedbackTheme.maximumStringLength) bytes") }
+            else {
+                throw fail(
+                    "\(place): Sound needs an 'effect' of 1 to \(FeedbackTheme.maximumStringLength) bytes or a 'file-name'")
+            }
             return .sound(effect: effect)
         case "VibraRumble":
-            let total = try duration(entry.duration, "duration")
+            let total = try duration(entry.duration, "duration", default: FeedbackTheme.defaultVibraDuration)
             let count = entry.count ?? 1
             guard (1...FeedbackTheme.maximumSteps).contains(count) else {
                 throw fail("\(place): count \(count) is outside 1…\(FeedbackTheme.maximumSteps)")
@@ -267,10 +331,12 @@ struct ThemeFile {
                 try .rumble(duration: total, count: count, pause: pause, magnitude: magnitude)
             }
         case "VibraPeriodic":
-            let total = try duration(entry.duration, "duration")
+            let total = try duration(entry.duration, "duration", default: FeedbackTheme.defaultVibraDuration)
             let fadeIn = try duration(entry.fadeInTime, "fade-in-time", default: 0)
-            // feedbackd's magnitude is the kernel's: 0…0x7FFF (its default 0x5000).
-            let magnitude = min(max((entry.magnitude ?? 0x5000) / 0x7FFF, 0), 1)
+            // feedbackd 0.8's magnitude is 0…1; 0.0.3's was the kernel's level, 0…0x7FFF.
+            let given = entry.magnitude ?? 0x5000
+            guard given.isFinite, given >= 0 else { throw fail("\(place): magnitude \(given) is negative") }
+            let magnitude = given <= 1 ? given : min(given / 0x7FFF, 1)
             return try pattern { () throws(VibrationPattern.Invalid) in
                 try .periodic(duration: total, magnitude: magnitude, fadeIn: min(fadeIn, total))
             }
@@ -283,7 +349,7 @@ struct ThemeFile {
             }
             var steps: [VibrationPattern.Step] = []
             for (magnitude, length) in zip(magnitudes, durations) {
-                steps.append(VibrationPattern.Step(duration: try duration(length, "durations"), intensity: magnitude))
+                steps.append(VibrationPattern.Step(duration: try duration(length, "durations", default: 0), intensity: magnitude))
             }
             return try pattern { () throws(VibrationPattern.Invalid) in try VibrationPattern(steps: steps) }
         case "Led":
@@ -302,8 +368,11 @@ struct ThemeFile {
             return .led(
                 color: color, millihertz: UInt32(millihertz), brightnessPercent: UInt32(brightness),
                 priority: UInt8(priority))
+        case "Dummy":
+            return .dummy(milliseconds: try duration(entry.duration, "duration", default: 0))
         default:
-            return nil
+            // feedbackd reads a type it does not know as a Dummy, with the fields a Dummy has.
+            return .dummy(milliseconds: (try? duration(entry.duration, "duration", default: 0)) ?? 0)
         }
     }
 
@@ -329,7 +398,7 @@ struct ThemeFile {
     private struct Document: Decodable {
         var name: String
         var parentName: String?
-        var profiles: [Profile]
+        var profiles: [Profile]?
 
         enum CodingKeys: String, CodingKey {
             case name
@@ -340,13 +409,15 @@ struct ThemeFile {
 
     private struct Profile: Decodable {
         var name: String
-        var feedbacks: [Entry]
+        var feedbacks: [Entry]?
     }
 
     private struct Entry: Decodable {
         var eventName: String
-        var type: String
+        var type: String?
         var effect: String?
+        var fileName: String?
+        var mediaRole: String?
         var duration: Int?
         var count: Int?
         var pause: Int?
@@ -361,7 +432,10 @@ struct ThemeFile {
 
         enum CodingKeys: String, CodingKey {
             case eventName = "event-name"
-            case type, effect, duration, count, pause, magnitude
+            case type, effect
+            case fileName = "file-name"
+            case mediaRole = "media-role"
+            case duration, count, pause, magnitude
             case fadeInTime = "fade-in-time"
             case magnitudes, durations, color, frequency
             case maxBrightness = "max-brightness"
