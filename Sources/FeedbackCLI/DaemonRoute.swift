@@ -125,6 +125,41 @@ struct DaemonRoute {
         }
     }
 
+    /// What the service plays for an alert (`Describe`, `DescribeEvent`): what `fire --json`
+    /// reports of it.
+    struct Description {
+        /// The sound theme event it was found under.
+        var event: String?
+        /// Its file.
+        var file: String?
+        /// Its length in seconds.
+        var duration: Double?
+        /// `sound`, `disabled` (by the sound theme) or `vibration-only`.
+        var content: String
+    }
+
+    /// What the service plays for `alert`; nil when it refused or did not answer.
+    func describe(_ alert: AlertSound) -> Description? {
+        let member: String
+        let argument: BusValue
+        switch alert {
+        case .id(let id): (member, argument) = ("Describe", .uint32(id))
+        case .event(let name): (member, argument) = ("DescribeEvent", .string(name))
+        case .file: return nil
+        }
+        guard
+            let reply = try? client.call(
+                SystemSounds1.busName, path: SystemSounds1.objectPath, interface: SystemSounds1.interface,
+                member: member, [argument]),
+            let facts = try? reply.readVariantDictionary(limit: 16)
+        else { return nil }
+        var duration: Double?
+        if case .double(let seconds) = facts["duration"] { duration = seconds }
+        return Description(
+            event: facts["event"]?.string, file: facts["file"]?.string, duration: duration,
+            content: facts["content"]?.string ?? "sound")
+    }
+
     /// Waits for `play`'s `PlayEnded`. Ctrl-C or SIGTERM stop it first (`Stop`), then end the
     /// command with 130 or 143, as an in-process play does.
     func wait(for play: Play) throws(CommandError) -> End {

@@ -45,7 +45,6 @@ public enum FeedbackCommand {
         let environment = processEnvironment()
         if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
             let options = arguments.prefix { $0 != "--" }
-            if name != "vibrate" { prepareSoundOutput(command: name, options: options, environment: environment) }
             Interruption.install()
             Detach.record(arguments: arguments)
             ActivePlayers.enable(arguments: arguments, environment: environment)
@@ -179,40 +178,6 @@ public enum FeedbackCommand {
             }
         }
         return table[a.count][b.count]
-    }
-
-    /// Loads the library the first sound of `fire` or `play` will call — libsystemd for the bus
-    /// when feedbackservicesd may be running, else the sound server's (libpulse or libpipewire) —
-    /// and then starts opening the sound output on a thread of its own
-    /// (`AudioOutputSelection.openInBackground`), so that connecting, creating the stream and
-    /// waiting for the server run beside the command's own work (arguments, settings, the
-    /// sound's lookup and decoding) rather than after it (issue 14).
-    ///
-    /// The library is loaded here, on the main thread, before any other thread exists. On a thread
-    /// of its own beside this one (what `fire` did before), `dlopen` of libpulse took ~5.7 ms
-    /// against ~3–4 ms alone: its mappings and relocations are memory-map changes whose TLB
-    /// flushes wait on the other CPU while a thread of the same process runs there (a C program
-    /// whose main thread computes while a second one loads libpulse: 3 → 8–9 ms; another process
-    /// computing: 4.7 ms). And `pthread_create` waits for a `dlopen` under way (it takes glibc's
-    /// `dl_load_tls_lock`, which `dlopen` holds): the output's thread, created once the sound was
-    /// known, started only when the library was loaded.
-    ///
-    /// Nothing is loaded or opened for a command that renders to a file, plays through libcanberra
-    /// or ALSA, or leaves the play to a detached process, nor for a `fire` whose profile plays no
-    /// sound; a wrong guess (the service refuses, the ID only vibrates) loads a library that is not
-    /// called, or opens a stream that closes with the process.
-    private static func prepareSoundOutput(command: String, options: ArraySlice<String>, environment: [String: String]) {
-        let elsewhere = [SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, SoundArguments.noWait]
-        guard !options.contains(where: { argument in elsewhere.contains { $0.matches(argument) } }) else { return }
-        let noDaemon = options.contains(where: DaemonRoute.noDaemon.matches)
-        if command == "fire", DaemonRoute.mayUse(environment: environment, forcedOff: noDaemon),
-            DaemonRoute.serviceMayRun(environment: environment)
-        {
-            _ = OptionalLibrary.systemd.unavailableReason
-            return
-        }
-        if command == "fire" && !FeedbackSettings(environment: environment).profile.allowsSound { return }
-        AudioOutputSelection.openInBackground(environment: environment)
     }
 
     /// The process's environment as a dictionary (for a name set twice, the first wins, as

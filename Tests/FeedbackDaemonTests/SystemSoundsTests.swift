@@ -536,6 +536,63 @@ struct FeedbackctlThroughTheServiceTests {
         runProcess(builtProduct("feedbackctl"), arguments, environment: harness.environment(extra).map { "\($0.key)=\($0.value)" })
     }
 
+    @Test func describeSaysWhatPlayWouldPlayAndRefusesWhatPlayRefuses() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let sound = describe(harness, "Describe", "1007")
+        #expect(sound.status == 0, "\(sound.errors)")
+        #expect(sound.output.contains("'content': <'sound'>"), "\(sound.output)")
+        #expect(sound.output.contains("'file': <'/"), "\(sound.output)")
+        #expect(sound.output.contains("'duration': <"), "\(sound.output)")
+        let vibration = describe(harness, "Describe", "4095")
+        #expect(vibration.output.contains("'content': <'vibration-only'>"), "\(vibration.output) \(vibration.errors)")
+        let event = describe(harness, "DescribeEvent", "message-new-instant")
+        #expect(event.output.contains("'event': <'message-new-instant'>"), "\(event.output) \(event.errors)")
+        for (method, argument) in [("Describe", "999"), ("DescribeEvent", "no-such-event-anywhere"), ("Describe", "1000000")] {
+            let refused = describe(harness, method, argument)
+            #expect(refused.status != 0)
+            #expect(refused.errors.contains("org.feedbackservices.SystemSounds1.Error.NoSuchSound"), "\(method) \(argument): \(refused.errors)")
+        }
+        let empty = describe(harness, "DescribeEvent", "")
+        #expect(empty.errors.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(empty.errors)")
+    }
+
+    /// Through the service, `fire --json` reports the sound the service played, as the service
+    /// found it: the command looks nothing up. A sound theme only the command's environment sees
+    /// (its own XDG_DATA_HOME) names another file in process, and not through the service.
+    @Test func fireJSONThroughTheServiceIsTheServicesAccount() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        try harness.startDaemon()
+        let plain = feedbackctl(harness, ["fire", "1007", "--json", "--no-daemon"])
+        try #require(plain.status == 0, "\(plain.errors)")
+        struct Report: Decodable { let event: String?, file: String? }
+        let report = try JSONDecoder().decode(Report.self, from: Data(plain.output.utf8))
+        let event = try #require(report.event, "\(plain.output)")
+        let file = try #require(report.file, "\(plain.output)")
+        let data = harness.directory.file("command-data")
+        // The theme's directory of the same name (…/<theme>/stereo/<event>.<ext>), with its index.
+        let parts = file.split(separator: "/")
+        let theme = String(parts[parts.count - 3])
+        let shipped = "/" + parts.dropLast(2).joined(separator: "/")
+        let directory = "\(data)/sounds/\(theme)"
+        let own = "\(directory)/stereo/\(event).\(file.split(separator: ".").last!)"
+        try FileManager.default.createDirectory(atPath: "\(directory)/stereo", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "\(shipped)/index.theme", toPath: "\(directory)/index.theme")
+        try FileManager.default.copyItem(atPath: file, toPath: own)
+        let environment = ["XDG_DATA_HOME": data]
+        let inProcess = feedbackctl(harness, ["fire", "1007", "--json", "--no-daemon"], environment)
+        #expect(inProcess.output.contains(own), "the command's own theme is not its own: \(inProcess.output) \(inProcess.errors)")
+        let throughService = feedbackctl(harness, ["fire", "1007", "--json"], environment)
+        #expect(throughService.status == 0, "\(throughService.errors)")
+        #expect(throughService.output == plain.output, "\(throughService.output) | \(plain.output)")
+    }
+
+    private func describe(_ harness: DaemonHarness, _ method: String, _ argument: String) -> ProcessResult {
+        harness.gdbus(
+            "call", "--session", "--dest", SystemSounds1.busName, "--object-path", SystemSounds1.objectPath,
+            "--method", "\(SystemSounds1.interface).\(method)", "--", argument)
+    }
+
     @Test func fireThroughTheServiceIsPlayedByTheService() throws {
         let harness = try DaemonHarness(pulse: pulse)
         try harness.startDaemon()

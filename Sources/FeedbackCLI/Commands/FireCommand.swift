@@ -99,12 +99,17 @@ enum FireCommand: Subcommand {
         let alert = try identify(parser.positionals[0])
         if wait && noWait { throw CommandError.usage("--wait and --no-wait exclude each other") }
         // The service plays sounds alone, on its own stream, with its own theme settings.
-        if case .engine = destination, !vibrate, !alert.vibratesOnly, themeOptions.isDefault,
-            DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)),
-            let route = DaemonRoute(environment: parser.environment), let play = route.play(alert, volume: volume, detached: noWait),
-            try fire(alert, through: route, play: play, noWait: noWait, json: json, &parser, output: &output)
-        {
-            return
+        let serviceMayPlay =
+            !vibrate && !alert.vibratesOnly && themeOptions.isDefault
+            && DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon))
+        var route = Route.decide(destination, serviceMayPlay: serviceMayPlay, environment: parser.environment)
+        if case .service(let service) = route {
+            if let play = service.play(alert, volume: volume, detached: noWait),
+                try fire(alert, through: service, play: play, noWait: noWait, json: json, &parser, output: &output)
+            {
+                return
+            }
+            route = Route.fallBack
         }
         let manager = Playback.manager(
             for: destination, parser, vibrator: .discovery(VibratorDiscovery(directory: Vibration.inputDirectory)),
@@ -112,7 +117,7 @@ enum FireCommand: Subcommand {
         defer { manager.vibrator = .none }
         let profile = manager.profile
         // Connect to the sound server while the sound is looked up and decoded.
-        if !noWait && !destination.isFile && profile.allowsSound && !alert.vibratesOnly { manager.prepareAudioOutput() }
+        route.open(for: manager, plays: !noWait && profile.allowsSound && !alert.vibratesOnly, environment: parser.environment)
         let sound: ResolvedAlertSound
         do {
             sound = try manager.resolve(alert)
@@ -179,12 +184,12 @@ enum FireCommand: Subcommand {
         let profile = FeedbackSettings(environment: parser.environment).profile
         var report = Report(id: alert.soundID)
         var hasSound = true
-        // The report names the sound's event, file and length: looked up here, as in process, only
-        // when it is printed.
-        if json, let sound = try? Playback.manager(for: .engine, parser).resolve(alert) {
+        // The report names the sound's event, file and length as the service found them (it asks
+        // while the sound plays), only when it is printed.
+        if json, let sound = route.describe(alert) {
             (report.event, report.file, report.duration) = (sound.event, sound.file, sound.duration.map(JSONOutput.seconds))
-            if case .disabledByTheme = sound.content { report.result = "disabled" }
-            hasSound = sound.buffer != nil
+            if sound.content == "disabled" { report.result = "disabled" }
+            hasSound = sound.content == "sound"
         }
         report.profile = profile.rawValue
         if noWait {

@@ -59,8 +59,9 @@ enum PlayCommand: Subcommand {
         let path = parser.positionals[0]
         // A file the user asked for by name: the feedback profile does not apply.
         let manager = Playback.manager(for: destination, parser, profile: .full)
-        // Connect to the sound server while the file is decoded.
-        if !noWait && !destination.isFile { manager.prepareAudioOutput() }
+        // Connect to the sound server while the file is decoded. (The service plays no files.)
+        Route.decide(destination, serviceMayPlay: false, environment: parser.environment)
+            .open(for: manager, plays: !noWait, environment: parser.environment)
         let options = PlaybackOptions(volume: volume, pan: pan, playCount: loops)
         let sound: ResolvedAlertSound
         do {

@@ -47,6 +47,9 @@ import Synchronization
 /// - A play outlives its client (each is one sound of at most 30 s or one vibration of at most
 ///   60 s, and a fire-and-forget caller such as `gdbus call` leaves at once); its `PlayEnded` is
 ///   then not sent.
+/// - `Describe(u id) → a{sv}`, `DescribeEvent(s event) → a{sv}`: what `Play` or `PlayEvent` would
+///   play ("event", "file", "duration", "content"), refused as they would refuse it; what
+///   `feedbackctl fire --json` prints of a sound the service plays.
 /// - Properties `Profile`, `SoundTheme`, `AudioOutput` (read-only): what `feedbackctl devices`
 ///   shows of the running service.
 ///
@@ -70,6 +73,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         .method("Unregister", signature: "u", result: "", names: ["id"]),
         .method("SetVolume", signature: "ud", result: "", names: ["id", "level"]),
         .method("ListSounds", signature: "", result: "a(usd)", names: ["sounds"]),
+        .method("Describe", signature: "u", result: "a{sv}", names: ["id", "sound"]),
+        .method("DescribeEvent", signature: "s", result: "a{sv}", names: ["event", "sound"]),
         .signal("PlayEnded", signature: "uss", names: ["play", "how", "why"]),
         .property("Profile", signature: "s", writable: false, emitsChange: false),
         .property("SoundTheme", signature: "s", writable: false, emitsChange: false),
@@ -165,12 +170,13 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8))
             return [.uint32(try play(.id(id), options: options, message: message, bus: bus))]
         case "PlayEvent":
-            let event = try message.readString()
-            guard !event.isEmpty, event.utf8.count <= FeedbackService.maximumNameLength else {
-                throw .invalidArgs("an event name has 1 to \(FeedbackService.maximumNameLength) bytes")
-            }
+            let event = try Self.eventName(message)
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8))
             return [.uint32(try play(.event(event), options: options, message: message, bus: bus))]
+        case "Describe":
+            return [try describe(.id(try message.readUInt32()), client: client)]
+        case "DescribeEvent":
+            return [try describe(.event(try Self.eventName(message)), client: client)]
         case "Vibrate":
             let steps = try message.readDoubleUInt32Pairs(limit: FeedbackService.maximumVibrateSteps)
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8), sound: false)
@@ -283,10 +289,48 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
+    /// `PlayEvent`'s and `DescribeEvent`'s event name: 1 to `maximumNameLength` bytes.
+    private static func eventName(_ message: BusMessage) throws(BusError) -> String {
+        let event = try message.readString()
+        guard !event.isEmpty, event.utf8.count <= FeedbackService.maximumNameLength else {
+            throw .invalidArgs("an event name has 1 to \(FeedbackService.maximumNameLength) bytes")
+        }
+        return event
+    }
+
     private func play(_ alert: AlertSound, options: PlayOptions, message: BusMessage, bus: BusContext) throws(BusError)
         -> UInt32
     {
-        let client = message.sender
+        let sound = try resolve(alert, client: message.sender)
+        return try start(alert.description, options: options, message: message, bus: bus) { completion in
+            manager.play(sound, type: options.type, options: options.playback, delivery: .immediate, completion: completion)
+        }
+    }
+
+    /// `Describe`, `DescribeEvent`: what `Play` of `alert` would play, as `feedbackctl fire --json`
+    /// reports it — "event" s (the theme event it was found under), "file" s, "duration" d (seconds),
+    /// "content" s (`sound`, `disabled` by the theme, `vibration-only`) — looked up as `Play` looks
+    /// it up, with the same refusals, and taking one of the caller's play tokens (a lookup may decode).
+    private func describe(_ alert: AlertSound, client: String) throws(BusError) -> BusValue {
+        let sound = try resolve(alert, client: client)
+        var facts: [String: BusValue] = [:]
+        if let event = sound.event { facts["event"] = .string(event) }
+        if let file = sound.file { facts["file"] = .string(file) }
+        if let duration = sound.duration { facts["duration"] = .double(duration) }
+        let content: String
+        switch sound.content {
+        case .sound: content = "sound"
+        case .disabledByTheme: content = "disabled"
+        case .vibrationOnly: content = "vibration-only"
+        }
+        facts["content"] = .string(content)
+        return .dictionary(facts)
+    }
+
+    /// The sound `client` asks for, with the checks every request for one makes: a service-range ID
+    /// must be the caller's own, a process-local one is refused, the request takes a play token,
+    /// and a sound that cannot be found or decoded is refused (`refusal`).
+    private func resolve(_ alert: AlertSound, client: String) throws(BusError) -> ResolvedAlertSound {
         if case .id(let id) = alert, SoundIDRange(id) == .service {
             guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
                 throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
@@ -299,14 +343,10 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 message: "\(id) is a process-local sound ID (\(SoundIDRange.processLocal)): only its own process can play it")
         }
         try takeToken(client)
-        let sound: ResolvedAlertSound
         do {
-            sound = try manager.resolve(alert)
+            return try manager.resolve(alert)
         } catch {
             throw Self.refusal(error)
-        }
-        return try start(alert.description, options: options, message: message, bus: bus) { completion in
-            manager.play(sound, type: options.type, options: options.playback, delivery: .immediate, completion: completion)
         }
     }
 
