@@ -1,20 +1,20 @@
-public import FeedbackServices
+package import FeedbackServices
 import Glibc
 
 /// A sysfs tree of plain files under a temporary root: LED class devices with the attributes the
 /// kernel gives them, and udev's database entries.
-public final class FakeSysfs: Sendable {
+package final class FakeSysfs: Sendable {
     private let directory = TemporaryDirectory()
     /// The tree's root, as `LEDDiscovery(root:)` and `--sysfs-root` take it.
-    public var root: String { directory.path }
+    package var root: String { directory.path }
     /// A discovery of this tree.
-    public var discovery: LEDDiscovery { LEDDiscovery(root: root) }
+    package var discovery: LEDDiscovery { LEDDiscovery(root: root) }
 
     /// An empty tree.
-    public init() {}
+    package init() {}
 
     /// Adds an LED; a multicolor one when `channels` is given.
-    public func add(
+    package func add(
         _ name: String, maximum: Int = 255, channels: [String]? = nil, triggers: String = "[none] timer pattern",
         brightness: Int = 0, udev: [String: String]? = nil
     ) throws {
@@ -36,7 +36,7 @@ public final class FakeSysfs: Sendable {
     }
 
     /// An attribute's content as the blink left it.
-    public func read(_ name: String, _ file: String) -> String {
+    package func read(_ name: String, _ file: String) -> String {
         guard let stream = fopen(root + "/sys/class/leds/" + name + "/" + file, "r") else { return "<missing>" }
         defer { fclose(stream) }
         var text = ""
@@ -47,7 +47,7 @@ public final class FakeSysfs: Sendable {
 
     /// Replaces the file at `path` (creating it) with `text`: what the kernel or another program
     /// would have set.
-    public func write(_ path: String, _ text: String) {
+    package func write(_ path: String, _ text: String) {
         let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
         precondition(fd >= 0, "cannot create \(path)")
         _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }

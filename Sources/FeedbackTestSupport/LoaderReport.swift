@@ -3,16 +3,16 @@ import Glibc
 
 /// The shared objects a run of a program mapped, from the dynamic loader's own report
 /// (`LD_DEBUG=files`), by file name (`libpulse.so.0`).
-public struct LoadedObjects: Sendable {
+package struct LoadedObjects: Sendable {
     /// Every object mapped: linked, needed by another, or opened with `dlopen`.
-    public var all: Set<String> = []
+    package var all: Set<String> = []
     /// Those the program itself opened with `dlopen` (the loader's "dynamically loaded by" it),
     /// not another library.
-    public var openedByProgram: Set<String> = []
+    package var openedByProgram: Set<String> = []
 }
 
 /// The libraries FeedbackServices loads on their first call (COptionalLibraries), by soname.
-public let optionalLibraries: Set = [
+package let optionalLibraries: Set = [
     "libcanberra.so.0", "libevdev.so.2", "libebur128.so.1", "libsoxr.so.0", "libasound.so.2", "libpulse.so.0",
     "libsndfile.so.1", "libsystemd.so.0", "libpipewire-0.3.so.0",
 ]
@@ -20,7 +20,7 @@ public let optionalLibraries: Set = [
 /// Runs `path` as `runProcess` does, with `LD_DEBUG=files`, and reads what the loader mapped from
 /// its lines on standard error ("file=libpulse.so.0 [0];  needed by /usr/lib/…/libfoo.so [0]",
 /// "file=libsndfile.so.1 [0];  dynamically loaded by /…/feedbackctl [0]").
-public func runReportingLoadedObjects(
+package func runReportingLoadedObjects(
     _ path: String, _ arguments: [String], environment: [String] = []
 ) -> (result: ProcessResult, objects: LoadedObjects) {
     let result = runProcess(path, arguments, environment: ["LD_DEBUG=files"] + environment)
@@ -37,7 +37,7 @@ public func runReportingLoadedObjects(
 
 /// A directory for `LD_LIBRARY_PATH` in which each of `sonames` is an empty file: the loader finds
 /// it first and `dlopen` fails ("file too short"), as for a library that is missing or damaged.
-public func brokenLibraries(_ sonames: [String], in directory: TemporaryDirectory) -> String {
+package func brokenLibraries(_ sonames: [String], in directory: TemporaryDirectory) -> String {
     let libraries = directory.file("broken-libraries")
     mkdir(libraries, 0o755)
     for soname in sonames {

@@ -14,24 +14,24 @@ import Synchronization
 /// and each has a watchdog that kills it if the test process dies first.
 ///
 /// Each suite that records uses its own server (`shared(named:)`) and is `.serialized`.
-public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
+package final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     // Locking rule: `daemons`, `bus` and `recorder` change only in `start`/`kill`/`restart`, which
     // the serialized suites call from one test at a time.
     /// The null sink's node name (its monitor is `fbtest.monitor`, as on the PulseAudio server).
-    public static let sink = PulseAudioTestServer.sink
+    package static let sink = PulseAudioTestServer.sink
 
-    public let directory = TemporaryDirectory()
-    public var runtime: String { directory.file("runtime") }
+    package let directory = TemporaryDirectory()
+    package var runtime: String { directory.file("runtime") }
     /// PipeWire's own socket, for a native client (`remote.name`).
-    public var socket: String { "\(runtime)/pipewire-0" }
-    public var pipeWireSocket: String? { socket }
+    package var socket: String { "\(runtime)/pipewire-0" }
+    package var pipeWireSocket: String? { socket }
     /// pipewire-pulse's socket, as a PulseAudio server address.
-    public var server: String { "unix:\(runtime)/pulse/native" }
-    public private(set) var recorder: MonitorRecorder!
-    public let recording: Bool
+    package var server: String { "unix:\(runtime)/pulse/native" }
+    package private(set) var recorder: MonitorRecorder!
+    package let recording: Bool
     /// The smallest graph quantum, in frames, when one is forced (`default.clock.min-quantum`).
-    public let minimumQuantum: Int?
-    public var kind: SoundServerKind { .pipeWire }
+    package let minimumQuantum: Int?
+    package var kind: SoundServerKind { .pipeWire }
     /// The session bus (leader of the process group), and pipewire, wireplumber, pipewire-pulse.
     private var bus: pid_t = 0
     private var daemons: [pid_t] = []
@@ -42,21 +42,21 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     }
 
     /// Whether the programs it needs are installed.
-    public static var available: Bool {
+    package static var available: Bool {
         let programs = ["pipewire", "wireplumber", "pipewire-pulse", "dbus-daemon", "parec", "pactl"]
         return programs.allSatisfy { access("/usr/bin/\($0)", X_OK) == 0 }
     }
 
     /// Whether a test that needs the server should run: always in CI (where a missing server is
     /// a failure), otherwise only where it can be started.
-    public static var shouldRun: Bool { runningInCI || available }
+    package static var shouldRun: Bool { runningInCI || available }
 
     private static let instances = Mutex<[String: PipeWireTestServer]>([:])
 
     /// The server named `name`, started on first use and killed when the test process exits.
     /// `minimumQuantum` forces the graph to run at least that many frames per cycle: a 2 or 5 ms
     /// cycle glitches when the machine is busy, even with the data threads SCHED_FIFO (as root).
-    public static func shared(
+    package static func shared(
         named name: String = "default", recording: Bool = true, minimumQuantum: Int? = nil
     ) throws -> PipeWireTestServer {
         try instances.withLock { instances in
@@ -79,7 +79,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     /// Ends the shared server named `name`, if one runs (bus, daemons and recorder): for a suite
     /// that is done with it (its graph, driven by the recorder, otherwise runs to the end of the
     /// test process, with real-time threads). The next `shared(named: name)` starts a new one.
-    public static func shutDownShared(named name: String) {
+    package static func shutDownShared(named name: String) {
         instances.withLock { $0.removeValue(forKey: name) }?.shutdown()
     }
 
@@ -99,7 +99,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     /// daemons are killed and started once more, with a line saying so, the graph's ports and
     /// links as PipeWire then had them (whether parec's ports existed, and what they were linked
     /// to) and the end of WirePlumber's log (which said nothing so far); a second silence fails.
-    public func start() throws {
+    package func start() throws {
         do {
             try startOnce()
         } catch let failure as TestFailure where failure.description == MonitorRecorder.silence {
@@ -194,7 +194,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
 
     /// Kills pipewire, wireplumber and pipewire-pulse (SIGKILL), as a crash would; the bus stays
     /// for `restart`.
-    public func kill() {
+    package func kill() {
         for pid in daemons { Glibc.kill(pid, SIGKILL) }
         for pid in daemons { _ = try? System.waitpid(pid) }
         daemons = []
@@ -204,18 +204,18 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     }
 
     /// Starts the daemons again on the same sockets.
-    public func restart() throws {
+    package func restart() throws {
         try start()
     }
 
     /// Stops pipewire, wireplumber and pipewire-pulse (SIGSTOP), as a hung server would be.
     /// Always `resume()` it (in a `defer`).
-    public func stop() {
+    package func stop() {
         for pid in daemons { Glibc.kill(pid, SIGSTOP) }
     }
 
     /// Lets the stopped daemons run again (SIGCONT).
-    public func resume() {
+    package func resume() {
         for pid in daemons { Glibc.kill(pid, SIGCONT) }
     }
 
@@ -232,7 +232,7 @@ public final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
 }
 
 /// A sound server the tests start and record from: PulseAudio, or PipeWire with pipewire-pulse.
-public protocol SoundTestServer: AnyObject, Sendable {
+package protocol SoundTestServer: AnyObject, Sendable {
     /// Which kind it is.
     var kind: SoundServerKind { get }
     /// Its PulseAudio address (`unix:…`): the PulseAudio server's, or pipewire-pulse's.
@@ -252,20 +252,20 @@ public protocol SoundTestServer: AnyObject, Sendable {
 }
 
 /// The sound servers the output suites run against, each a test case of its own.
-public enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvertible {
+package enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case pulseAudio = "PulseAudio"
     case pipeWire = "PipeWire"
 
     /// The kinds to test here: both in CI (a missing server fails there), otherwise the ones installed.
-    public static var testable: [SoundServerKind] {
+    package static var testable: [SoundServerKind] {
         allCases.filter { runningInCI || $0.available }
     }
 
     /// Its name, for test case names ("PipeWire").
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// Whether its programs are installed.
-    public var available: Bool {
+    package var available: Bool {
         switch self {
         case .pulseAudio: PulseAudioTestServer.available
         case .pipeWire: PipeWireTestServer.available
@@ -273,7 +273,7 @@ public enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvert
     }
 
     /// Ends the shared server of this kind named `name`, if one runs.
-    public func shutDownShared(named name: String) {
+    package func shutDownShared(named name: String) {
         switch self {
         case .pulseAudio: PulseAudioTestServer.shutDownShared(named: name)
         case .pipeWire: PipeWireTestServer.shutDownShared(named: name)
@@ -281,7 +281,7 @@ public enum SoundServerKind: String, CaseIterable, Sendable, CustomStringConvert
     }
 
     /// The shared server of this kind named `name` (see `PulseAudioTestServer.shared(named:recording:)`).
-    public func shared(named name: String, recording: Bool = true) throws -> any SoundTestServer {
+    package func shared(named name: String, recording: Bool = true) throws -> any SoundTestServer {
         switch self {
         case .pulseAudio: try PulseAudioTestServer.shared(named: name, recording: recording)
         case .pipeWire: try PipeWireTestServer.shared(named: name, recording: recording)

@@ -7,19 +7,19 @@ import Glibc
 /// activates inherits `environment` and gets the bus's address. Killed when released.
 ///
 /// Thread safety: one test or benchmark at a time uses it.
-public final class PrivateSessionBus: @unchecked Sendable {
+package final class PrivateSessionBus: @unchecked Sendable {
     // Locking rule: `process` is used by its owner's calls, one at a time.
     /// `dbus-daemon`.
-    public static let program = "/usr/bin/dbus-daemon"
+    package static let program = "/usr/bin/dbus-daemon"
     /// The address clients connect to (`DBUS_SESSION_BUS_ADDRESS`).
-    public let address: String
+    package let address: String
     private let process: ChildProcess
 
     /// Starts a bus listening at `directory/bus`, with its configuration in `directory/bus.conf`;
     /// with `otherUsers`, processes of every user may connect (a session bus takes only its own
     /// user's), to test what a service lets one user do to another's requests.
     /// - Throws: `TestFailure` when it does not start.
-    public init(directory: TemporaryDirectory, services: String, environment: [String: String], otherUsers: Bool = false)
+    package init(directory: TemporaryDirectory, services: String, environment: [String: String], otherUsers: Bool = false)
         throws
     {
         let config = """
@@ -48,11 +48,11 @@ public final class PrivateSessionBus: @unchecked Sendable {
     }
 
     /// Kills the bus (SIGKILL), as the end of a session does.
-    public func kill() {
+    package func kill() {
         process.signal(SIGKILL)
         process.wait(timeout: 5)
     }
 
     /// What the bus and the services it activated wrote to standard error.
-    public var errors: String { process.errors }
+    package var errors: String { process.errors }
 }

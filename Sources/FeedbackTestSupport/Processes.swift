@@ -3,16 +3,16 @@ import FoundationEssentials
 import Glibc
 
 /// What one run of a program produced.
-public struct ProcessResult: Sendable {
+package struct ProcessResult: Sendable {
     /// The exit status, or 128 + the signal that ended it.
-    public var status: Int32
+    package var status: Int32
     /// What it printed on standard output.
-    public var output: String
+    package var output: String
     /// What it printed on standard error.
-    public var errors: String
+    package var errors: String
 
     /// Creates a result.
-    public init(status: Int32, output: String, errors: String) {
+    package init(status: Int32, output: String, errors: String) {
         self.status = status
         self.output = output
         self.errors = errors
@@ -20,11 +20,11 @@ public struct ProcessResult: Sendable {
 }
 
 /// The built feedbackctl binary, beside the test bundle in the build directory.
-public var feedbackctlBinary: String { builtProduct("feedbackctl") }
+package var feedbackctlBinary: String { builtProduct("feedbackctl") }
 
 /// The built executable `name` (`feedbackctl`, `feedbackservicesd`), beside the test bundle in the
 /// build directory.
-public func builtProduct(_ name: String) -> String {
+package func builtProduct(_ name: String) -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     precondition(count > 0)
@@ -37,7 +37,7 @@ public func builtProduct(_ name: String) -> String {
 }
 
 /// `base` with each `NAME=value` of `entries` set in it (a later entry wins).
-public func merging(_ entries: [String], into base: [String: String]) -> [String: String] {
+package func merging(_ entries: [String], into base: [String: String]) -> [String: String] {
     var merged = base
     for entry in entries {
         let name = String(entry.prefix { $0 != "=" })
@@ -49,7 +49,7 @@ public func merging(_ entries: [String], into base: [String: String]) -> [String
 /// Runs a program to completion and collects its status and output; `environment` entries
 /// (`NAME=value`) are added to this process's environment; `interruptAfter` sends SIGINT after
 /// that many seconds.
-public func runProcess(
+package func runProcess(
     _ path: String, _ arguments: [String], environment: [String] = [], interruptAfter: Double? = nil
 ) -> ProcessResult {
     let merged = merging(environment, into: ProcessInfo.processInfo.environment)
@@ -72,7 +72,7 @@ public func runProcess(
 /// (SIGSTOPped) answers nothing, and that run is killed, not waited for. `environment` entries
 /// (`NAME=value`) are added to this process's environment.
 /// - Returns: whether a run satisfied it, and the last run's output and errors (for the message).
-public func waitForPactl(
+package func waitForPactl(
     server: String, _ arguments: [String], environment: [String] = [], timeout: Double,
     until satisfied: (String) -> Bool
 ) -> (satisfied: Bool, last: String) {
@@ -97,17 +97,17 @@ public func waitForPactl(
 /// it still runs, and, when `watched`, by a watchdog if the test run dies first.
 ///
 /// Thread safety: one test at a time uses a child (see the locking rule).
-public final class ChildProcess: @unchecked Sendable {
+package final class ChildProcess: @unchecked Sendable {
     // Locking rule: `status` and `stdinFD` change only in the owning test's calls, one at a time.
     /// Its process ID.
-    public let pid: Int32
+    package let pid: Int32
     private let directory = TemporaryDirectory()
     private var stdinFD: Int32 = -1
     private var status: Int32?
 
     /// Starts `path` with exactly `environment`.
     /// - Throws: `TestFailure` when it cannot be started.
-    public init(
+    package init(
         _ path: String, _ arguments: [String], environment: [String: String], holdStdin: Bool = false,
         watched: Bool = true
     ) throws {
@@ -166,20 +166,20 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Closes its standard input (fbcli, for one, then ends its feedback).
-    public func closeStdin() {
+    package func closeStdin() {
         if stdinFD >= 0 { close(stdinFD) }
         stdinFD = -1
     }
 
     /// Sends it `signal`, unless it has ended and been reaped: its process ID may then be
     /// another process's (IDs wrap at 32,768 here, within one test run).
-    public func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         guard status == nil else { return }
         kill(pid, signal)
     }
 
     /// Its exit status (128 + the signal that ended it), waiting for it to end.
-    public func wait() -> Int32 {
+    package func wait() -> Int32 {
         if let status { return status }
         let raw = (try? System.waitpid(pid))?.status ?? 0
         return record(raw)
@@ -188,7 +188,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Its exit status (128 + the signal that ended it), waiting up to `timeout` seconds; nil if it
     /// still runs then.
     @discardableResult
-    public func wait(timeout: Double) -> Int32? {
+    package func wait(timeout: Double) -> Int32? {
         if let status { return status }
         let deadline = MonotonicClock.now + timeout
         repeat {
@@ -199,14 +199,14 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// What it wrote to standard output so far.
-    public var output: String { read("out") }
+    package var output: String { read("out") }
     /// What it wrote to standard error so far.
-    public var errors: String { read("err") }
+    package var errors: String { read("err") }
 
     /// Waits until its standard output has a whole line (one ended by a newline) containing
     /// `text`; returns that line. Never part of one: `python3 -u` writes each argument of a
     /// `print` on its own, so "ended 1" can be read before " finished played\n" is written.
-    public func waitForOutput(containing text: String, timeout: Double) -> String? {
+    package func waitForOutput(containing text: String, timeout: Double) -> String? {
         let deadline = MonotonicClock.now + timeout
         repeat {
             let output = output

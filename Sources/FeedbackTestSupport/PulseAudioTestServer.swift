@@ -1,6 +1,6 @@
 import FeedbackServices
 import FoundationEssentials
-public import Glibc
+package import Glibc
 import Synchronization
 
 /// A private PulseAudio server for the tests: a 48 kHz stereo null sink, an anonymous native
@@ -9,29 +9,29 @@ import Synchronization
 ///
 /// Each suite that records uses its own server (`shared(named:)`) and is `.serialized`, because
 /// its tests share that server's recording.
-public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
+package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     // Locking rule: `pid` and `recorder` change only in `start`/`kill`/`restart`, which the
     // serialized suites call from one test at a time (as they do `stop`/`resume`).
-    public static let sink = "fbtest"
-    public static let rate = 48_000
+    package static let sink = "fbtest"
+    package static let rate = 48_000
 
-    public let directory = TemporaryDirectory()
-    public var socket: String { directory.file("native") }
-    public var server: String { "unix:\(socket)" }
-    public private(set) var pid: pid_t = 0
+    package let directory = TemporaryDirectory()
+    package var socket: String { directory.file("native") }
+    package var server: String { "unix:\(socket)" }
+    package private(set) var pid: pid_t = 0
     /// The recorder on the sink's monitor; nil for a server made with `recording: false`.
-    public private(set) var recorder: MonitorRecorder!
+    package private(set) var recorder: MonitorRecorder!
     /// Whether `start` attaches a recorder.
-    public let recording: Bool
-    public var kind: SoundServerKind { .pulseAudio }
-    public var pipeWireSocket: String? { nil }
+    package let recording: Bool
+    package var kind: SoundServerKind { .pulseAudio }
+    package var pipeWireSocket: String? { nil }
 
     private init(recording: Bool) {
         self.recording = recording
     }
 
     /// Whether the programs it needs are installed.
-    public static var available: Bool {
+    package static var available: Bool {
         access("/usr/bin/pulseaudio", X_OK) == 0 && access("/usr/bin/parec", X_OK) == 0
     }
 
@@ -42,7 +42,7 @@ public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     /// A server for tests that never look at what it played (the fault tests) is made with
     /// `recording: false`: a recorder costs a process, a thread and 384 KB of memory a second for
     /// the rest of the run. (Our engine's stream keeps the null sink at low latency by itself.)
-    public static func shared(named name: String = "default", recording: Bool = true) throws -> PulseAudioTestServer {
+    package static func shared(named name: String = "default", recording: Bool = true) throws -> PulseAudioTestServer {
         try instances.withLock { instances in
             if let instance = instances[name] { return instance }
             guard available else {
@@ -63,16 +63,16 @@ public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
 
     /// Whether a test that needs the server should run: always in CI (where a missing server is
     /// a failure), otherwise only where it can be started.
-    public static var shouldRun: Bool { runningInCI || available }
+    package static var shouldRun: Bool { runningInCI || available }
 
     /// Kills the shared server named `name`, if one runs, with its recorder: for a suite that is
     /// done with it (its recorder and the server's sink otherwise run to the end of the test
     /// process, beside every suite after it). The next `shared(named: name)` starts a new one.
-    public static func shutDownShared(named name: String) {
+    package static func shutDownShared(named name: String) {
         instances.withLock { $0.removeValue(forKey: name) }?.kill()
     }
 
-    public func start() throws {
+    package func start() throws {
         let runtime = directory.file("runtime")
         mkdir(runtime, 0o700)
         unlink(socket)
@@ -99,7 +99,7 @@ public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     /// Kills the server (SIGKILL), as a crash would. Once: a test that killed it leaves it to the
     /// exit handler, which must neither signal a reused process ID nor join a recorder thread twice
     /// (a thread ID is reused too: the second join waited for another server's recorder forever).
-    public func kill() {
+    package func kill() {
         guard pid != 0 else { return }
         Glibc.kill(pid, SIGKILL)
         _ = try? System.waitpid(pid)
@@ -108,25 +108,25 @@ public final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     }
 
     /// Starts it again on the same socket.
-    public func restart() throws {
+    package func restart() throws {
         try start()
     }
 
     /// Stops the server (SIGSTOP), as a hung server would be: its socket still accepts
     /// connections, but nothing answers and nothing is read. Always `resume()` it (in a `defer`).
-    public func stop() {
+    package func stop() {
         if pid != 0 { Glibc.kill(pid, SIGSTOP) }
     }
 
     /// Lets a stopped server run again (SIGCONT).
-    public func resume() {
+    package func resume() {
         if pid != 0 { Glibc.kill(pid, SIGCONT) }
     }
 }
 
 /// Records the null sink's monitor (`parec --latency-msec=2`) into memory, stamping each chunk
 /// with CLOCK_MONOTONIC as it arrives.
-public final class MonitorRecorder: @unchecked Sendable {
+package final class MonitorRecorder: @unchecked Sendable {
     // Locking rule: `state` is a Mutex; `pid`, `fd` and `thread` are set in init and read in stop.
     private struct State {
         var samples: [Float] = []
@@ -143,10 +143,10 @@ public final class MonitorRecorder: @unchecked Sendable {
 
     /// The bytes every recorder in this process has reserved for samples so far: tests that
     /// measure this process's memory take it out, whichever suites record beside them.
-    public static var reservedBytes: Int { reserved.load(ordering: .relaxed) }
+    package static var reservedBytes: Int { reserved.load(ordering: .relaxed) }
     private var thread: FeedbackServices.Thread?
 
-    public init(server: String, sink: String, environment: [String]) throws {
+    package init(server: String, sink: String, environment: [String]) throws {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw TestFailure("pipe failed") }
         pid = try spawn(
@@ -172,7 +172,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     }
 
     /// What `init` throws when parec records nothing within 10 s.
-    public static let silence = "parec recorded nothing"
+    package static let silence = "parec recorded nothing"
 
     private func readLoop() {
         var pending: [UInt8] = []
@@ -200,7 +200,7 @@ public final class MonitorRecorder: @unchecked Sendable {
 
     /// Ends parec with `signal` and waits for it and the thread reading it. Once: a second call
     /// would signal a reused process ID and close a reused descriptor.
-    public func stop(signal: Int32 = SIGTERM) {
+    package func stop(signal: Int32 = SIGTERM) {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Glibc.kill(pid, signal)
         _ = try? System.waitpid(pid)
@@ -209,15 +209,15 @@ public final class MonitorRecorder: @unchecked Sendable {
     }
 
     /// Frames recorded so far.
-    public var frameCount: Int { state.withLock { $0.samples.count / 2 } }
+    package var frameCount: Int { state.withLock { $0.samples.count / 2 } }
 
     /// Interleaved stereo samples from frame `start` to the end of the recording so far.
-    public func samples(from start: Int) -> [Float] {
+    package func samples(from start: Int) -> [Float] {
         state.withLock { Array($0.samples[(start * 2)...]) }
     }
 
     /// Left or right channel from frame `start`.
-    public func channel(_ channel: Int, from start: Int) -> [Float] {
+    package func channel(_ channel: Int, from start: Int) -> [Float] {
         let all = samples(from: start)
         return stride(from: channel, to: all.count, by: 2).map { all[$0] }
     }
@@ -225,7 +225,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     /// Frames `range` of a channel, counted from frame `start`, once recorded (waiting up to
     /// `timeout` seconds; fewer when the recording ends or the wait does first). A sound's end
     /// reported to the player can come before the monitor's last chunks reach the recorder.
-    public func channel(_ channel: Int, from start: Int, frames range: Range<Int>, timeout: Double = 2) -> [Float] {
+    package func channel(_ channel: Int, from start: Int, frames range: Range<Int>, timeout: Double = 2) -> [Float] {
         waitUntil(recorded: start + range.upperBound, timeout: timeout)
         return Array(self.channel(channel, from: start).dropFirst(range.lowerBound).prefix(range.count))
     }
@@ -238,7 +238,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     /// out ~5 ms of delivery jitter, up to 6 ms for one frame; from PulseAudio's, ≤ 1 ms). Waits up
     /// to 0.25 s for those 50 ms to be recorded (not once the recording has ended), then bounds with
     /// the chunks that came; nil if the frame's own chunk has not come.
-    public func arrivalTime(ofFrame frame: Int) -> Double? {
+    package func arrivalTime(ofFrame frame: Int) -> Double? {
         let horizon = frame + 2_400
         waitUntil(recorded: horizon, timeout: 0.25)
         return state.withLock { state in
@@ -262,7 +262,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     /// When (CLOCK_MONOTONIC seconds, `arrivalTime(ofFrame:)`) the first sample above `threshold` recorded
     /// from the start of `action` reached the monitor; nil if none came within `timeout`. What every
     /// latency figure of the benchmarks measures, each from its own start.
-    public func arrivalOfFirstSound(
+    package func arrivalOfFirstSound(
         threshold: Float = 0.05, timeout: Double = 3, after action: () throws -> Void
     ) rethrows -> Double? {
         let mark = frameCount
@@ -273,7 +273,7 @@ public final class MonitorRecorder: @unchecked Sendable {
 
     /// The first frame at or after `start` where either channel exceeds `threshold`, waiting up to
     /// `timeout` seconds for it.
-    public func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
+    package func firstSound(after start: Int, threshold: Float = 0.01, timeout: Double = 5) -> Int? {
         let deadline = MonotonicClock.now + timeout
         var checked = start
         while MonotonicClock.now < deadline {
@@ -295,7 +295,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     /// What the recorder has from frame `start` on, for a failure's message when `firstSound` gave
     /// up: "the recorder stalled" (few frames, the last chunk long ago) and "silence was recorded"
     /// (the frames are there, their peak is low) call for different fixes.
-    public func heard(after start: Int) -> String {
+    package func heard(after start: Int) -> String {
         let now = MonotonicClock.now
         return state.withLock { state in
             let frames = state.samples.count / 2
@@ -308,7 +308,7 @@ public final class MonitorRecorder: @unchecked Sendable {
     }
 
     /// Waits until `seconds` more audio has been recorded.
-    public func wait(seconds: Double) {
+    package func wait(seconds: Double) {
         waitUntil(recorded: frameCount + Int(seconds * 48_000), timeout: seconds + 5)
     }
 
@@ -323,9 +323,9 @@ public final class MonitorRecorder: @unchecked Sendable {
 }
 
 /// A test precondition that failed, with a reason.
-public struct TestFailure: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct TestFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Starts a program with the given environment; its stdout goes to `stdout`, or with its stderr
@@ -334,7 +334,7 @@ public struct TestFailure: Error, CustomStringConvertible {
 /// ended with one signal to the group.
 ///
 /// A watchdog kills the program once this process is gone (`killWhenTestsEnd`).
-public func spawn(
+package func spawn(
     _ path: String, _ arguments: [String], environment: [String], stdout: Int32? = nil, log: String? = nil,
     processGroup: pid_t? = nil
 ) throws -> pid_t {
@@ -378,7 +378,7 @@ public func spawn(
 /// (`atexit` runs only on a normal exit). The watchdog follows the process by its ID *and* start
 /// time: once the child has ended and been reaped, its ID may be another process's (IDs wrap at
 /// 32,768 here, within one test run), which the watchdog must neither wait for nor kill.
-public func killWhenTestsEnd(_ pid: pid_t) {
+package func killWhenTestsEnd(_ pid: pid_t) {
     guard let start = processStartTime(pid) else { return }
     // Field 22 of /proc/PID/stat: the 20th after the parenthesised name. Shell builtins only
     // (dash's `read`, `${…##…}`, `set`, `[`): the check runs every second for every watched child.
@@ -406,13 +406,13 @@ private func startOrphan(_ path: String, _ arguments: [String]) throws {
 }
 
 /// Whether this runs in CI (`CI=true`), where a missing real part is a failure, never a skip.
-public let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
+package let runningInCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
 /// A directory under /tmp that is removed when the value is released.
-public final class TemporaryDirectory: Sendable {
-    public let path: String
+package final class TemporaryDirectory: Sendable {
+    package let path: String
 
-    public init() {
+    package init() {
         var template = Array("/tmp/feedbackservices-test-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             preconditionFailure("mkdtemp failed: \(Errno.current)")
@@ -425,11 +425,11 @@ public final class TemporaryDirectory: Sendable {
     }
 
     /// The path of `name` inside the directory.
-    public func file(_ name: String) -> String { "\(path)/\(name)" }
+    package func file(_ name: String) -> String { "\(path)/\(name)" }
 
     /// Writes raw bytes to a file in the directory and returns its path.
     @discardableResult
-    public func write(_ bytes: [UInt8], to name: String) -> String {
+    package func write(_ bytes: [UInt8], to name: String) -> String {
         let path = file(name)
         _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path

@@ -3,13 +3,13 @@ import Glibc
 /// A Unix socket that takes connections and never answers, as a hung sound server would: the
 /// kernel completes each connection from the listen backlog and nothing ever reads or writes.
 /// Closed when released.
-public final class SilentServer: Sendable {
+package final class SilentServer: Sendable {
     /// The socket's path.
-    public let path: String
+    package let path: String
     private let fd: Int32
 
     /// Listens on `path`.
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket failed") }
@@ -38,5 +38,5 @@ public final class SilentServer: Sendable {
     }
 
     /// The address for `PULSE_SERVER`: `unix:PATH`.
-    public var server: String { "unix:\(path)" }
+    package var server: String { "unix:\(path)" }
 }

@@ -20,7 +20,7 @@ import Glibc
 /// same discontinuities (the playback reached the sink with them, not one recorder's loss). So on
 /// those routes a result that `acceptable` rejects is measured again too; a fault of
 /// ours fails every attempt. Without `acceptable`, a mismatch with no underflow fails at once.
-public func measuredAgainAfterUnderflows<Result>(
+package func measuredAgainAfterUnderflows<Result>(
     attempts: Int = 4, underflows: () -> Int, acceptable: ((Result) -> Bool)? = nil, _ body: () throws -> Result
 ) rethrows -> Result {
     var attempt = 1
@@ -42,7 +42,7 @@ public func measuredAgainAfterUnderflows<Result>(
 /// `measuredAgainAfterUnderflows` for a recording from a server of `kind`: a result `acceptable`
 /// rejects is measured again on PipeWire only, whose graph drops a cycle under load (above); on
 /// PulseAudio a mismatch with no underflow fails at once, so a fault of ours always shows there.
-public func measuredAgainAfterUnderflows<Result>(
+package func measuredAgainAfterUnderflows<Result>(
     on kind: SoundServerKind, attempts: Int = 4, underflows: () -> Int, acceptable: @escaping (Result) -> Bool,
     _ body: () throws -> Result
 ) rethrows -> Result {
