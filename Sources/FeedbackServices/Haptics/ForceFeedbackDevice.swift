@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Thread safety: every method may be called from any thread; calls are serialised by an internal
 /// lock. `upload` and `erase` can block while the driver answers (a uinput driver is a process).
-public final class ForceFeedbackDevice: @unchecked Sendable {
+package final class ForceFeedbackDevice: @unchecked Sendable {
     // Locking rule: `state` (the descriptor and the uploaded ids) is only read or changed while
     // its Mutex is held, and every system call on the descriptor is made under that lock, so a
     // descriptor is never used after `close()` nor closed while a call on it is in flight.
@@ -23,16 +23,16 @@ public final class ForceFeedbackDevice: @unchecked Sendable {
     private let state: Mutex<State>
 
     /// What the device is and can do, read when it was opened.
-    public let info: VibratorInfo
+    package let info: VibratorInfo
 
     /// The device node.
-    public var path: String { info.path }
+    package var path: String { info.path }
 
     /// Opens the node (`open(2)` with `O_RDWR`) and reads its capabilities with libevdev.
     ///
     /// - Throws: `HapticsError` `.permissionDenied` (naming the node and the usual fix),
     ///   `.noDevice` when there is no such node or it cannot vibrate, `.deviceGone`, `.ioError`.
-    public init(path: String) throws(HapticsError) {
+    package init(path: String) throws(HapticsError) {
         let fd = try EvdevNode.open(path)
         do {
             info = try EvdevNode.describe(fd, path: path)
@@ -58,7 +58,7 @@ public final class ForceFeedbackDevice: @unchecked Sendable {
     /// - Throws: `.noFreeEffectSlot` when every slot is taken, `.unsupported` for an effect the
     ///   device cannot play, `.deviceGone`.
     @discardableResult
-    public func upload(_ effect: ForceFeedbackEffect, id: Int16? = nil) throws(HapticsError) -> Int16 {
+    package func upload(_ effect: ForceFeedbackEffect, id: Int16? = nil) throws(HapticsError) -> Int16 {
         try withOpenDescriptor { fd, uploaded throws(HapticsError) in
             var encoded = effect.encoded(id: id ?? -1)
             try EvdevNode.ioctl(fd, fbs_eviocsff(), &encoded, path: info.path)
@@ -69,31 +69,31 @@ public final class ForceFeedbackDevice: @unchecked Sendable {
 
     /// Starts effects (`write(2)` of one `EV_FF` event per id, value `count`), all in one write so
     /// the kernel starts them at the same instant; each begins after its own `delay`.
-    public func play(_ ids: [Int16], count: Int32 = 1) throws(HapticsError) {
+    package func play(_ ids: [Int16], count: Int32 = 1) throws(HapticsError) {
         try send(ids.map { EvdevNode.forceFeedbackEvent(code: UInt16(bitPattern: $0), value: count) })
     }
 
     /// Starts one effect (`write(2)` of an `EV_FF` event with value 1).
-    public func play(_ id: Int16) throws(HapticsError) { try play([id]) }
+    package func play(_ id: Int16) throws(HapticsError) { try play([id]) }
 
     /// Stops effects (`write(2)` of `EV_FF` events with value 0).
-    public func stop(_ ids: [Int16]) throws(HapticsError) {
+    package func stop(_ ids: [Int16]) throws(HapticsError) {
         try send(ids.map { EvdevNode.forceFeedbackEvent(code: UInt16(bitPattern: $0), value: 0) })
     }
 
     /// Stops one effect.
-    public func stop(_ id: Int16) throws(HapticsError) { try stop([id]) }
+    package func stop(_ id: Int16) throws(HapticsError) { try stop([id]) }
 
     /// Sets the device-wide strength 0…1 (`write(2)` of `EV_FF`/`FF_GAIN`, 0…0xFFFF).
     /// - Throws: `.unsupported` when the device has no `FF_GAIN`.
-    public func setGain(_ gain: Double) throws(HapticsError) {
+    package func setGain(_ gain: Double) throws(HapticsError) {
         guard info.supportsGain else { throw HapticsError(.unsupported, source: info.path, detail: "no FF_GAIN") }
         let value = Int32(ForceFeedbackEffect.unsignedMagnitude(gain))
         try send([EvdevNode.forceFeedbackEvent(code: UInt16(FF_GAIN), value: value)])
     }
 
     /// Erases an uploaded effect (`ioctl(EVIOCRMFF)`, which takes the id by value), freeing its slot.
-    public func erase(_ id: Int16) throws(HapticsError) {
+    package func erase(_ id: Int16) throws(HapticsError) {
         try withOpenDescriptor { fd, uploaded throws(HapticsError) in
             uploaded.remove(id)
             try EvdevNode.ioctl(fd, fbs_eviocrmff(), value: Int(id), path: info.path)
@@ -102,7 +102,7 @@ public final class ForceFeedbackDevice: @unchecked Sendable {
 
     /// Erases every effect this device uploaded and closes the node (`close(2)`). Errors are
     /// ignored: a device that went away has dropped its effects already. Calling it again does nothing.
-    public func close() {
+    package func close() {
         state.withLock { state in
             guard state.fd >= 0 else { return }
             for id in state.uploaded.sorted() {
@@ -115,7 +115,7 @@ public final class ForceFeedbackDevice: @unchecked Sendable {
     }
 
     /// Whether the device has been closed.
-    public var isClosed: Bool { state.withLock { $0.fd < 0 } }
+    package var isClosed: Bool { state.withLock { $0.fd < 0 } }
 
     private func send(_ events: [input_event]) throws(HapticsError) {
         try withOpenDescriptor { fd, _ throws(HapticsError) in

@@ -62,7 +62,7 @@ public final class HapticPlayback: Sendable {
 /// `.failed` with `.deviceGone`, once, and later plays fail the same way at once.
 public final class HapticEngine: Sendable {
     /// The device the engine plays on.
-    public let device: ForceFeedbackDevice
+    package let device: ForceFeedbackDevice
 
     enum Command: Sendable {
         case play(UInt64, VibrationPattern, HapticPriority, @Sendable (HapticCompletion) -> Void)
@@ -83,7 +83,7 @@ public final class HapticEngine: Sendable {
 
     /// Starts an engine (and its thread) on an open device.
     /// - Throws: `.ioError` when the thread or its wake-up descriptor cannot be created.
-    public init(device: ForceFeedbackDevice) throws(HapticsError) {
+    package init(device: ForceFeedbackDevice) throws(HapticsError) {
         self.device = device
         do {
             wake = try EventFD()

@@ -66,7 +66,7 @@ public struct VibratorDiscovery: Sendable {
     }
 
     /// Opens the vibrator `selector` picks.
-    public func open(_ selector: VibratorSelector = .first) throws(HapticsError) -> ForceFeedbackDevice {
+    package func open(_ selector: VibratorSelector = .first) throws(HapticsError) -> ForceFeedbackDevice {
         try ForceFeedbackDevice(path: vibrator(selector).path)
     }
 

@@ -1,5 +1,5 @@
 internal import CPulse
-public import FoundationEssentials
+package import FoundationEssentials
 import Glibc
 
 /// The PulseAudio server the engine would play on, and its sinks: what `pa_context_get_server_info`
@@ -8,28 +8,28 @@ import Glibc
 /// `query` connects where the engine connects (`PULSE_SERVER`, then the user's socket, or an
 /// explicit address) and never waits longer than its timeout, even on a server that accepts the
 /// connection and then says nothing.
-public struct SoundServerInfo: Sendable, Equatable {
+package struct SoundServerInfo: Sendable, Equatable {
     /// One sink (an output device) of the server: `pa_sink_info`.
-    public struct Sink: Sendable, Equatable {
+    package struct Sink: Sendable, Equatable {
         /// The sink's name, e.g. `alsa_output.pci-0000_00_1f.3.analog-stereo` (`pa_sink_info.name`).
-        public var name: String
+        package var name: String
         /// Its human-readable description, e.g. "Built-in Audio Analog Stereo".
-        public var description: String
+        package var description: String
         /// Whether it is the server's default sink, where the engine's stream goes unless
         /// `PULSE_SINK` names another.
-        public var isDefault: Bool
+        package var isDefault: Bool
         /// The sample format, as libpulse names it (`pa_sample_format_to_string`): `s16le`,
         /// `float32le`, …
-        public var sampleFormat: String
+        package var sampleFormat: String
         /// The sample rate, in Hz.
-        public var sampleRate: Int
+        package var sampleRate: Int
         /// The number of channels.
-        public var channelCount: Int
+        package var channelCount: Int
         /// What the sink is doing.
-        public var state: State
+        package var state: State
 
         /// Creates a sink description.
-        public init(
+        package init(
             name: String, description: String, isDefault: Bool, sampleFormat: String, sampleRate: Int,
             channelCount: Int, state: State
         ) {
@@ -44,7 +44,7 @@ public struct SoundServerInfo: Sendable, Equatable {
     }
 
     /// A sink's state (`pa_sink_state_t`).
-    public enum State: String, Sendable, Equatable {
+    package enum State: String, Sendable, Equatable {
         /// A stream is playing to it (`PA_SINK_RUNNING`).
         case running
         /// Open, with nothing playing (`PA_SINK_IDLE`).
@@ -57,20 +57,20 @@ public struct SoundServerInfo: Sendable, Equatable {
 
     /// The server's name (`pa_server_info.server_name`): `pulseaudio`, or
     /// "PulseAudio (on PipeWire 1.0.5)" for pipewire-pulse.
-    public var serverName: String
+    package var serverName: String
     /// The server's version (`pa_server_info.server_version`), e.g. `16.1`.
-    public var serverVersion: String
+    package var serverVersion: String
     /// The address the connection was made to (`pa_context_get_server`), e.g.
     /// `/run/user/1000/pulse/native`.
-    public var address: String
+    package var address: String
     /// Whether the server is PipeWire's PulseAudio service (pipewire-pulse), on which the engine
     /// queues less audio and writes it in order instead of rewriting it (see `PulseAudioOutput`).
-    public var isPipeWire: Bool
+    package var isPipeWire: Bool
     /// The sinks, in the server's order.
-    public var sinks: [Sink]
+    package var sinks: [Sink]
 
     /// Creates a description.
-    public init(serverName: String, serverVersion: String, address: String, isPipeWire: Bool, sinks: [Sink]) {
+    package init(serverName: String, serverVersion: String, address: String, isPipeWire: Bool, sinks: [Sink]) {
         self.serverName = serverName
         self.serverVersion = serverVersion
         self.address = address
@@ -79,7 +79,7 @@ public struct SoundServerInfo: Sendable, Equatable {
     }
 
     /// The default sink, if the server has one.
-    public var defaultSink: Sink? { sinks.first(where: \.isDefault) }
+    package var defaultSink: Sink? { sinks.first(where: \.isDefault) }
 
     /// Connects to the server, asks for its description and its sinks, and disconnects. It blocks
     /// the calling thread for at most `timeout` seconds; it starts no thread of its own.
@@ -92,7 +92,7 @@ public struct SoundServerInfo: Sendable, Equatable {
     /// - Throws: `SoundServerError`: `.unavailable` when no server answers there, `.timedOut` when
     ///   one is there but the answer did not come in time, `.queryFailed` when the server refused
     ///   a query.
-    public static func query(
+    package static func query(
         server: String? = nil, timeout: Double = 2,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(SoundServerError) -> SoundServerInfo {
@@ -128,9 +128,9 @@ public struct SoundServerInfo: Sendable, Equatable {
 }
 
 /// Why the sound server could not be described.
-public struct SoundServerError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SoundServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kinds of failure.
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// No server answered: no socket there, connection refused, access denied, …
         case unavailable
         /// Something accepted the connection but the answer did not come within `seconds`.
@@ -140,22 +140,22 @@ public struct SoundServerError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     /// What failed.
-    public var reason: Reason
+    package var reason: Reason
     /// Where the server was looked for, as `AudioOutputSelection.describe(server:environment:)`
     /// says it, e.g. "unix:/run/user/1000/pulse/native (the default socket; …)".
-    public var server: String
+    package var server: String
     /// libpulse's message (`pa_strerror`), where there is one.
-    public var detail: String?
+    package var detail: String?
 
     /// Creates an error.
-    public init(_ reason: Reason, server: String, detail: String? = nil) {
+    package init(_ reason: Reason, server: String, detail: String? = nil) {
         self.reason = reason
         self.server = server
         self.detail = detail
     }
 
     /// A sentence for logs and the command line.
-    public var description: String {
+    package var description: String {
         let summary =
             switch reason {
             case .unavailable: "no PulseAudio server at \(server)"

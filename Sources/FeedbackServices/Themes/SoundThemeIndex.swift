@@ -4,28 +4,28 @@
 /// order describes the theme, while its sound files may be spread over the same theme directory in
 /// every base directory (so a user's `~/.local/share/sounds/THEME/stereo/x.oga` overrides the
 /// system's).
-public struct SoundThemeIndex: Sendable, Equatable {
+package struct SoundThemeIndex: Sendable, Equatable {
     /// One entry of `Directories`.
-    public struct Directory: Sendable, Equatable {
+    package struct Directory: Sendable, Equatable {
         /// The path below the theme directory, e.g. `stereo` or `stereo/alerts`.
-        public let path: String
+        package let path: String
         /// The group's `OutputProfile`; the spec's default, `stereo`, when the key is absent.
-        public let outputProfile: String
+        package let outputProfile: String
     }
 
     /// The theme's internal name (its directory name).
-    public let name: String
+    package let name: String
     /// The `index.theme` that describes it.
-    public let indexFile: String
+    package let indexFile: String
     /// `Name` under `[Sound Theme]`, or the internal name.
-    public let displayName: String
+    package let displayName: String
     /// `Comment` under `[Sound Theme]`.
-    public let comment: String?
+    package let comment: String?
     /// `Inherits`, in order.
-    public let parents: [String]
+    package let parents: [String]
     /// `Directories`, in order, each once, at most `SoundThemeResolver.maximumDirectoriesPerTheme`.
     /// Entries that are absolute or hold `..` are dropped: a theme may not point outside itself.
-    public let directories: [Directory]
+    package let directories: [Directory]
 
     /// Reads theme `name`'s `index.theme` from the first base directory that has one; nil if none
     /// does. Adds to `checks` each file it tried, as it was before reading.

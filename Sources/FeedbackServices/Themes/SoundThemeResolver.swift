@@ -190,7 +190,7 @@ public struct SoundThemeResolver: Sendable {
     /// unless it is `top` (it is searched last on its own); themes without an `index.theme` are
     /// skipped. Ancestors more than `maximumInheritanceDepth` levels down, and every theme after
     /// the first `maximumThemesPerChain` looked at, are ignored.
-    public func inheritance(of top: String) -> [SoundThemeIndex] {
+    package func inheritance(of top: String) -> [SoundThemeIndex] {
         var checks: [FileCheck] = []
         return inheritance(of: top, checks: &checks)
     }

@@ -3,32 +3,32 @@ import Glibc
 
 /// The ALSA sound cards and playback PCMs of this machine, for `feedbackctl devices` and for
 /// choosing `ALSAOutput.Configuration.device`.
-public struct ALSADeviceList: Sendable, Equatable {
+package struct ALSADeviceList: Sendable, Equatable {
     /// A sound card the kernel has (`snd_card_next`).
-    public struct Card: Sendable, Equatable {
+    package struct Card: Sendable, Equatable {
         /// Its number: `hw:INDEX,0` is its first PCM.
-        public var index: Int
+        package var index: Int
         /// Its short and long names (`snd_card_get_name`, `snd_card_get_longname`).
-        public var name: String
-        public var longName: String
+        package var name: String
+        package var longName: String
     }
 
     /// A PCM that plays, from the configuration and the cards (`snd_device_name_hint`).
-    public struct PCM: Sendable, Equatable {
+    package struct PCM: Sendable, Equatable {
         /// What to pass as the device: `default`, `hw:CARD=Loopback,DEV=0`, `dmix:…`.
-        public var name: String
+        package var name: String
         /// Its description, lines joined with " — ".
-        public var description: String
+        package var description: String
     }
 
     /// The cards, in the kernel's order.
-    public var cards: [Card]
+    package var cards: [Card]
     /// The PCMs that can play (the ones ALSA's hints mark as capture only are left out).
-    public var pcms: [PCM]
+    package var pcms: [PCM]
 
     /// What the kernel and ALSA's configuration offer now. Nothing is opened; a machine with no
     /// card has no cards and only the configuration's PCMs.
-    public static func current() -> ALSADeviceList {
+    package static func current() -> ALSADeviceList {
         ALSAPCM.silenceLibraryMessages
         return ALSADeviceList(cards: cardList(), pcms: pcmList())
     }

@@ -74,31 +74,31 @@ public final class ALSAOutput: AudioOutput, Sendable {
     }
 
     /// What the device granted and what happened since the output was made.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Times the device ran out of queued audio (each recovered with `snd_pcm_recover`).
-        public var underflows = 0
+        package var underflows = 0
         /// Times queued audio was rewound and rendered again for a change.
-        public var rewrites = 0
+        package var rewrites = 0
         /// Times the PCM was opened (the first, and each reopening).
-        public var opens = 0
+        package var opens = 0
         /// Whether changes rewind queued audio on the PCM opened last. Known once its first sound
         /// started: an open PCM writes nothing until then, so that sound begins at its frame 0.
-        public var rewritesEnabled = false
+        package var rewritesEnabled = false
         /// `snd_pcm_rewindable` on the PCM opened last, with its first audio queued: how much of
         /// the queue the device says may be taken back (0 until its first sound started).
-        public var rewindableFrames = 0
+        package var rewindableFrames = 0
         /// Whether dmix is in the chain of the PCM opened last (itself, or behind `plug` and the
         /// like): it then gets the short queue and no rewinds.
-        public var sharedMixer = false
+        package var sharedMixer = false
         /// The ring and period the device granted, in frames, and the sample format (`FLOAT_LE`,
         /// `S32_LE`, `S16_LE`).
-        public var bufferFrames = 0
-        public var periodFrames = 0
-        public var sampleFormat = ""
+        package var bufferFrames = 0
+        package var periodFrames = 0
+        package var sampleFormat = ""
         /// Frames kept queued: the whole ring when rewinding, the short queue otherwise.
-        public var queuedFrames = 0
+        package var queuedFrames = 0
         /// When the PCM last became ready (CLOCK_MONOTONIC seconds); nil before it first opened.
-        public var readyTime: Double?
+        package var readyTime: Double?
     }
 
     public var name: String { "engine (ALSA \(configuration.device))" }
@@ -120,7 +120,7 @@ public final class ALSAOutput: AudioOutput, Sendable {
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
     /// Counters since the output was made.
-    public var statistics: Statistics { core.statistics }
+    package var statistics: Statistics { core.statistics }
 
     /// Opens the PCM now instead of on the first `play`, waiting up to `timeout` seconds.
     /// - Throws: `PlaybackError` `.deviceBusy`, `.deviceUnavailable` (with libasound's message).

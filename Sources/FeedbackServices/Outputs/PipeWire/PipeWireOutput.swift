@@ -61,19 +61,19 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     }
 
     /// Counters for tests and benchmarks.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Connections made (the first, and each reconnection).
-        public var connections = 0
+        package var connections = 0
         /// When the stream last started streaming (CLOCK_MONOTONIC seconds); nil before.
-        public var streamReadyTime: Double?
+        package var streamReadyTime: Double?
         /// Frames in the last buffer the graph asked for: the quantum in force.
-        public var quantum = 0
+        package var quantum = 0
         /// How the thread running the process callback was scheduled when it first ran; nil
         /// before it ran.
-        public var streamThread: ThreadScheduling?
+        package var streamThread: ThreadScheduling?
         /// Process cycles in which the graph asked for no buffer in time (xruns seen by the stream:
         /// cycles whose buffer could not be dequeued).
-        public var xruns = 0
+        package var xruns = 0
     }
 
     /// How a thread is scheduled: what `PipeWireOutput` reports of the thread its stream's
@@ -86,26 +86,26 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     /// at a lower priority when `RLIMIT_RTPRIO` allows one (≥ 11), else through RTKit (or the
     /// desktop portal) on D-Bus; when nothing works, it stays `SCHED_OTHER` and the output plays
     /// all the same.
-    public struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
+    package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
         /// The policy as `sched_getscheduler(2)` numbers it (`SCHED_OTHER` 0, `SCHED_FIFO` 1,
         /// `SCHED_RR` 2, `SCHED_BATCH` 3, `SCHED_IDLE` 5, `SCHED_DEADLINE` 6), without the
         /// `SCHED_RESET_ON_FORK` flag module-rt adds.
-        public let policy: Int32
+        package let policy: Int32
         /// The real-time priority (`sched_param.sched_priority`): 1–99 under `SCHED_FIFO` and
         /// `SCHED_RR`, 0 under the others.
-        public let priority: Int32
+        package let priority: Int32
 
         /// Creates a value from a policy number and a priority.
-        public init(policy: Int32, priority: Int32) {
+        package init(policy: Int32, priority: Int32) {
             self.policy = policy
             self.priority = priority
         }
 
         /// Whether the policy is a real-time one: `SCHED_FIFO` or `SCHED_RR`.
-        public var isRealTime: Bool { policy == SCHED_FIFO || policy == SCHED_RR }
+        package var isRealTime: Bool { policy == SCHED_FIFO || policy == SCHED_RR }
 
         /// The policy's name: `SCHED_FIFO`, `SCHED_OTHER`, …
-        public var policyName: String {
+        package var policyName: String {
             switch policy {
             case 0: "SCHED_OTHER"
             case 1: "SCHED_FIFO"
@@ -118,7 +118,7 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         }
 
         /// "real-time (SCHED_FIFO, priority 88)" or "not real-time (SCHED_OTHER)".
-        public var description: String {
+        package var description: String {
             isRealTime ? "real-time (\(policyName), priority \(priority))" : "not real-time (\(policyName))"
         }
     }
@@ -145,14 +145,14 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
     /// Counters since the output was made.
-    public var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
+    package var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
 
     /// How the thread that would run a stream's process callback is scheduled in this process,
     /// found without connecting to a daemon: a context made as this output makes one, asked on
     /// its data-loop thread (the thread a stream's callback runs on). What `feedbackctl devices`
     /// reports. Takes a few milliseconds (libpipewire loads its modules).
     /// - Returns: nil if libpipewire cannot be loaded or its data thread could not be asked.
-    public static func streamThreadScheduling() -> ThreadScheduling? {
+    package static func streamThreadScheduling() -> ThreadScheduling? {
         guard OptionalLibrary.pipeWire.unavailableReason == nil else { return nil }
         return PipeWireEngine.probeStreamThreadScheduling()
     }

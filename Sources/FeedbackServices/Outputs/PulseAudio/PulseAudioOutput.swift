@@ -71,18 +71,18 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     }
 
     /// Counters for tests and benchmarks.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Times the server ran out of queued audio.
-        public var underflows = 0
+        package var underflows = 0
         /// Times queued audio was re-rendered and rewritten for a change.
-        public var rewrites = 0
+        package var rewrites = 0
         /// Connections made (the first, and each reconnection).
-        public var connections = 0
+        package var connections = 0
         /// Whether queued audio is rewritten on changes (false on servers that do not honour it).
-        public var rewritesEnabled = true
+        package var rewritesEnabled = true
         /// When the stream last became ready to play (CLOCK_MONOTONIC seconds), nil before the
         /// first time: the moment from which a sound can be heard at all.
-        public var streamReadyTime: Double?
+        package var streamReadyTime: Double?
     }
 
     public let name = "engine (PulseAudio)"
@@ -107,7 +107,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     }
 
     /// Counters since the output was made.
-    public var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
+    package var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
     /// (at most `PulseAudioOutput.connectTimeout`, when the attempt itself gives up) for the stream
