@@ -58,10 +58,12 @@ enum Documentation {
         profile.
         """,
         """
-        Sounds play on FeedbackServices' engine, one PulseAudio stream that starts a sound at once \
-        (pipewire-pulse serves as well); with no sound server, or with --pcm NAME, the engine plays \
-        straight into an ALSA PCM. Or through libcanberra with --canberra, or into a sound file \
-        with --output. Vibration uses Linux evdev force-feedback devices (/dev/input/event*).
+        Sounds play on FeedbackServices' engine, one stream that starts a sound at once: PipeWire's \
+        own protocol where a PipeWire daemon answers, else PulseAudio (pipewire-pulse serves as \
+        well); with no sound server, or with --pcm NAME, the engine plays straight into an ALSA \
+        PCM. Or through libcanberra with --canberra, or into a sound file with --output. When \
+        feedbackservicesd runs, fire leaves the sound to it. Vibration uses Linux evdev \
+        force-feedback devices (/dev/input/event*).
         """,
         """
         Every command takes -h and --help, which print the same text as feedbackctl help COMMAND. \
@@ -76,6 +78,9 @@ enum Documentation {
         ("PULSE_SINK", "The sink the engine's stream plays to (read by libpulse); by default the server's default sink."),
         ("XDG_RUNTIME_DIR", "Where the default PulseAudio socket is: $XDG_RUNTIME_DIR/pulse/native."),
         ("FEEDBACKSERVICES_ALSA_PCM", "The ALSA PCM the engine plays on when no sound server answers (e.g. hw:0,0, plughw:1, dmix); by default the PCM named default. --pcm NAME overrides it."),
+        ("FEEDBACKSERVICES_OUTPUT", "Forces the output: pipewire, pulseaudio, alsa or canberra (only that one is tried); by default PipeWire where its daemon answers, then PulseAudio, then ALSA."),
+        ("FEEDBACKCTL_NO_DAEMON", "Set to anything but empty: fire and vibrate play in this process even when feedbackservicesd runs, as --no-daemon does."),
+        ("DBUS_SESSION_BUS_ADDRESS", "The session bus feedbackctl asks feedbackservicesd on; by default $XDG_RUNTIME_DIR/bus. With neither, the service is not asked."),
         ("FEEDBACKSERVICES_PROFILE", "Overrides the stored feedback profile (full, quiet or silent) for programs started with it; see feedbackctl profile."),
         ("FEEDBACK_SOUND_THEME", "The sound theme to use, unless --theme names one; by default the desktop's (gtk-sound-theme-name in GTK's settings.ini), else feedbackservices."),
         ("XDG_CONFIG_HOME", "Base of the settings file and of GTK's settings.ini (default ~/.config)."),

@@ -6,7 +6,7 @@ import FoundationEssentials
 ///
 /// FoundationEssentials' `JSONEncoder` writes it: the library links FoundationEssentials anyway
 /// (not Foundation, which would load ICU), and the encoder costs about 0.15 ms on a small report,
-/// after the command's work (measured in the README). A number prints as Swift prints it, an
+/// after the command's work (measured in docs/benchmarks.md). A number prints as Swift prints it, an
 /// integral `Double` without `.0`; report types hold a `Float` as a `Double` (`Double(peak)`), so
 /// that values print as they always have.
 enum JSONOutput {

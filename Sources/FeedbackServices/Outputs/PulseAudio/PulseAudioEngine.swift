@@ -33,7 +33,7 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     private let mainloop: OpaquePointer
     /// The wake-up eventfd: API threads signal it, the mainloop watches it. (An eventfd rather
     /// than a pipe: one descriptor, and a slightly shorter tail on the write that wakes the audio
-    /// thread — which is nearly all of `play`'s p99; see the README's benchmark notes.) It stays
+    /// thread — which is nearly all of `play`'s p99; see docs/benchmarks.md.) It stays
     /// open until deinit: a handle's stop() racing shutdown may still signal it (it holds the
     /// engine for the call), and must not hit a reused descriptor.
     private let wake: EventFD
