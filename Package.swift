@@ -92,7 +92,7 @@ let package = Package(
         // Linked like feedbackctl, so that the installed service does not depend on the toolchain's place.
         .executableTarget(
             name: "feedbackservicesd",
-            dependencies: ["FeedbackDaemon"],
+            dependencies: ["FeedbackDaemon", "FeedbackCLI"],
             swiftSettings: strict,
             linkerSettings: [.unsafeFlags(executableLinking)]),
         .target(
@@ -134,7 +134,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackDaemonTests",
-            dependencies: ["FeedbackDaemon", "FeedbackBus", "FeedbackServices", "FeedbackTestSupport"],
+            dependencies: ["FeedbackDaemon", "FeedbackBus", "FeedbackServices", "FeedbackTestSupport", "FeedbackCLI"],
             swiftSettings: strict),
         .testTarget(
             name: "FeedbackCLITests",

@@ -15,7 +15,7 @@ import Synchronization
 /// workqueue monitor never starts: see `Delivery`), and the next feedback opens the stream again.
 ///
 /// LEDs are found under `/sys/class/leds` when a feedback wants one (`FeedbackService`). The
-/// option `--sysfs-root <dir>`, left out of the help because it is for tests, finds them under
+/// option `--sysfs-root DIR`, left out of the help because it is for tests, finds them under
 /// `<dir>/sys/class/leds` (and udev's data under `<dir>/run/udev/data`) instead: a fake tree of
 /// plain files (`FakeSysfs`); the device tree's compatibles, which choose the device theme
 /// (`FeedbackThemeLocations`), are read under the same root.
@@ -26,66 +26,11 @@ import Synchronization
 /// `org.feedbackservices.SystemSounds1`) and did not let it go (the message names its PID and how
 /// to stop it).
 package enum Daemon {
-    /// The usage text `--help` prints.
-    package static let usage = """
-        OVERVIEW: The FeedbackServices session service: feedbackd's org.sigxcpu.Feedback and our
-        org.feedbackservices.SystemSounds1 on the session bus
-
-        USAGE: feedbackservicesd [--replace] [--idle-timeout <seconds>]
-
-        OPTIONS:
-          --replace                   Take the name over from another feedbackservicesd (feedbackd does not let it go)
-          --idle-timeout <seconds>    Close the sound-server stream after this long without sound (default: 30)
-          --version                   Print the version
-          -h, --help                  Show this help
-
-        SIGNALS:
-          SIGHUP                      Reload the feedback theme and the desktop's sound settings
-          SIGTERM, SIGINT             End every feedback and exit
-
-        ENVIRONMENT:
-          FEEDBACK_THEME              the feedback theme file (feedbackd's JSON format)
-          FEEDBACKSERVICES_PROFILE    the profile, over the settings file
-          FEEDBACK_SOUND_THEME        the sound theme, over GSettings' org.gnome.desktop.sound theme-name
-
-        """
-
-    /// The default `--idle-timeout`, in seconds.
-    package static let defaultIdleTimeout = 30.0
-
-    /// Runs the service until SIGTERM or SIGINT; returns the exit status.
-    package static func main(arguments: [String], environment: [String: String]) -> Int32 {
-        var replace = false
-        var idleTimeout = defaultIdleTimeout
-        var sysfsRoot = "/"
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            switch argument {
-            case "--replace": replace = true
-            case "--idle-timeout":
-                guard let value = remaining.popFirst().flatMap(Double.init), value.isFinite, value >= 0, value <= 86_400
-                else {
-                    write(2, "Error: --idle-timeout needs a number of seconds, 0 to 86400\n\n\(usage)")
-                    return 64
-                }
-                idleTimeout = value
-            case "--sysfs-root":
-                guard let value = remaining.popFirst(), value.hasPrefix("/") else {
-                    write(2, "Error: --sysfs-root needs an absolute directory\n\n\(usage)")
-                    return 64
-                }
-                sysfsRoot = value
-            case "-h", "--help":
-                write(1, usage)
-                return 0
-            case "--version":
-                write(1, "feedbackservicesd \(Release.version)\n")
-                return 0
-            default:
-                write(2, "Error: unknown argument '\(argument)'\n\n\(usage)")
-                return 64
-            }
-        }
+    /// Runs the service until SIGTERM or SIGINT; returns the exit status. The command line is
+    /// `feedbackservicesd`'s (`ServiceCommandLine` in FeedbackCLI: its declarations, help and manual
+    /// page): `replace` takes the names over, `idleTimeout` closes the sound-server stream after
+    /// that many seconds without sound, `sysfsRoot` is where sysfs is (a fake tree in tests).
+    package static func run(replace: Bool, idleTimeout: Double, sysfsRoot: String, environment: [String: String]) -> Int32 {
         // Blocked before any thread starts, so that every thread inherits the mask and the bus
         // thread alone receives them (sd_event_add_signal reads them from a signalfd).
         var signals = sigset_t()

@@ -1,3 +1,4 @@
+import FeedbackCLI
 import FeedbackDaemon
 import FeedbackServices
 import FeedbackTestSupport
@@ -380,10 +381,52 @@ struct DaemonOptionTests {
     @Test func helpSaysTheOptionsAndSignals() {
         let help = runProcess(builtProduct("feedbackservicesd"), ["--help"], environment: [])
         #expect(help.status == 0)
-        #expect(help.output == Daemon.usage)
-        for text in ["--idle-timeout <seconds>", "SIGHUP", "FEEDBACK_SOUND_THEME"] {
+        #expect(help.output == ServiceCommandLine.help)
+        for text in ["--idle-timeout SECONDS", "--replace", "--man", "SIGHUP", "FEEDBACK_SOUND_THEME", "DBUS_SESSION_BUS_ADDRESS"] {
             #expect(help.output.contains(text), "\(text)")
         }
+        #expect(!help.output.contains("--sysfs-root"), "a test's option is not for users")
+    }
+
+    @Test func theManualPageIsMadeFromTheDeclarationsAndIsCommitted() throws {
+        let page = runProcess(builtProduct("feedbackservicesd"), ["--man"], environment: [])
+        #expect(page.status == 0)
+        #expect(page.output == ServiceCommandLine.manPage)
+        var root = "\(#filePath)"
+        for _ in 0..<3 { root = String(root[..<root.lastIndex(of: "/")!]) }
+        let committed = try String(contentsOfFile: "\(root)/share/man/man1/feedbackservicesd.1", encoding: .utf8)
+        #expect(committed == ServiceCommandLine.manPage, "run scripts/generate-docs")
+        for option in ["replace", "idle\\-timeout", "version"] {
+            #expect(page.output.contains("\\-\\-\(option)"), "\(option)")
+        }
+        // groff reads it without a warning (scripts/setup installs groff).
+        let groff = runProcess("/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-z", "\(root)/share/man/man1/feedbackservicesd.1"])
+        #expect(groff.status == 0 && groff.errors.isEmpty, "\(groff.errors)")
+    }
+
+    @Test(arguments: [
+        (["--idle-timeout"], "--idle-timeout needs a number of seconds"),
+        (["--idle-timeout", "soon"], "--idle-timeout needs a number of seconds"),
+        (["--idle-timeout=-1"], "--idle-timeout needs a number of seconds"),
+        (["--sysfs-root", "relative"], "--sysfs-root needs an absolute directory"),
+        (["--bogus"], "unknown argument '--bogus'"),
+    ])
+    func aBadCommandLineIsAUsageError(arguments: [String], message: String) {
+        guard case .usageError(let text) = ServiceCommandLine.parse(arguments) else {
+            Issue.record("\(arguments) was taken")
+            return
+        }
+        #expect(text.hasPrefix("Error: \(message)"), "\(text)")
+        #expect(text.hasSuffix(ServiceCommandLine.help))
+        let run = runProcess(builtProduct("feedbackservicesd"), arguments, environment: [])
+        #expect(run.status == 64 && run.errors == text, "\(run.status) \(run.errors)")
+    }
+
+    @Test func optionsAreRead() {
+        #expect(ServiceCommandLine.parse([]) == .run(replace: false, idleTimeout: 30, sysfsRoot: "/"))
+        #expect(
+            ServiceCommandLine.parse(["--replace", "--idle-timeout=2.5", "--sysfs-root", "/tmp/x"])
+                == .run(replace: true, idleTimeout: 2.5, sysfsRoot: "/tmp/x"))
     }
 
     @Test func versionPrintsTheRelease() {

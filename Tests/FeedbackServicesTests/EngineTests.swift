@@ -519,13 +519,23 @@ extension AudioServerSuites {
             #expect(error.reason == .connectionLost)
             try server.restart()
             let sound = chirp(seconds: 0.3)
-            let match = { (left: [Float]) in Analysis.bestCorrelation(sound.samples, left, lags: -100...100) }
-            let result = try measured(output, on: route, acceptable: { match($0.left).value >= 0.99 }) {
-                try playAndRecord(sound, on: (server, output))
-            }
-            #expect(result.end == .finished)
-            let best = match(result.left)
-            #expect(best.value >= 0.99, "correlation \(best.value), underflows \(output.underflowCount)")
+            #if FEEDBACKSERVICES_TSAN
+                // Under ThreadSanitizer (scripts/tsan) the engine's thread runs several times slower
+                // and under-runs, so the recovered play is checked by its end and by the server
+                // hearing it, not by its fidelity (a CI run there: correlation 0.098, 1 underflow).
+                // The fidelity is checked by the same test without TSan, in the same CI run.
+                let result = try playAndRecord(sound, on: (server, output))
+                #expect(result.end == .finished)
+                #expect(result.left.contains { abs($0) > 0.05 }, "the recovered engine played nothing")
+            #else
+                let match = { (left: [Float]) in Analysis.bestCorrelation(sound.samples, left, lags: -100...100) }
+                let result = try measured(output, on: route, acceptable: { match($0.left).value >= 0.99 }) {
+                    try playAndRecord(sound, on: (server, output))
+                }
+                #expect(result.end == .finished)
+                let best = match(result.left)
+                #expect(best.value >= 0.99, "correlation \(best.value), underflows \(output.underflowCount)")
+            #endif
             #expect(ends.all.count == 1)
         }
     }
