@@ -22,9 +22,9 @@ package final class BusConnection: @unchecked Sendable {
     let bus: OpaquePointer
     let event: OpaquePointer
     private let wake: EventFD
-    private let jobs = Mutex<[@Sendable (BusContext) -> Void]>([])
+    private let jobs = Lock<[@Sendable (BusContext) -> Void]>([])
     private let started = Atomic<Bool>(false)
-    private let thread = Mutex<Thread?>(nil)
+    private let thread = Lock<Thread?>(nil)
     private let exitCode = Atomic<Int32>(0)
     /// Slots, vtables, argument-name strings and handler boxes that must live as long as the bus.
     var registrations = Registrations()

@@ -23,8 +23,8 @@ import Synchronization
 /// `O_NOFOLLOW | O_NONBLOCK` and must be regular files, so a planted symlink or FIFO is skipped,
 /// never followed or waited on.
 enum ActivePlayers {
-    private static let enabled = Mutex<(directory: String, what: String)?>(nil)
-    private static let current = Mutex<(fd: Int32, path: String)?>(nil)
+    private static let enabled = Lock<(directory: String, what: String)?>(nil)
+    private static let current = Lock<(fd: Int32, path: String)?>(nil)
 
     /// Lets this process announce itself when it plays (called by `main`; in-process runs, as in
     /// tests, never announce themselves).

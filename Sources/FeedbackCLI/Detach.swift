@@ -8,7 +8,7 @@ import Synchronization
 enum Detach {
     /// This executable and its arguments, when running as the real `feedbackctl` (set by `main`);
     /// nil in process (tests), where there is nothing to re-run.
-    private static let invocation = Mutex<(executable: String, arguments: [String])?>(nil)
+    private static let invocation = Lock<(executable: String, arguments: [String])?>(nil)
 
     static func record(arguments: [String]) {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

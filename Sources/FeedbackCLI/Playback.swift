@@ -93,7 +93,7 @@ enum Playback {
             throw CommandError(error)
         }
         let done = DispatchSemaphore(value: 0)
-        let end = Mutex<PlaybackEnd?>(nil)
+        let end = Lock<PlaybackEnd?>(nil)
         let playback = output.play(source, from: 0, options: options, queue: .global()) { ended in
             end.withLock { $0 = ended }
             done.signal()
@@ -114,7 +114,7 @@ enum Playback {
     ) throws(CommandError) -> FeedbackResult {
         try Interruption.check()
         let done = DispatchSemaphore(value: 0)
-        let result = Mutex<FeedbackResult?>(nil)
+        let result = Lock<FeedbackResult?>(nil)
         let playback = manager.play(sound, type: type, options: options) { ended in
             result.withLock { $0 = ended }
             done.signal()

@@ -313,7 +313,7 @@ private final class DesktopReading: @unchecked Sendable {
 package final class SerialRequests: Sendable {
     private let threadName: String
     /// Whether a run is under way, and whether another was asked for meanwhile.
-    private let state = Mutex((running: false, again: false))
+    private let state = Lock((running: false, again: false))
 
     package init(threadName: String) {
         self.threadName = threadName

@@ -80,7 +80,7 @@ public final class Sound: Sendable, SoundReference {
         var role: Role = .effect
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// The sound named `name`, found as the manager's `searchDirectories` say (see
     /// `SoundManager.url(forSoundNamed:)`). A name without an extension tries `.caf` first, then

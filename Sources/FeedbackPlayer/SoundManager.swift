@@ -73,8 +73,8 @@ public final class SoundManager: Sendable {
         var lastStream: StreamingSource?
     }
 
-    private let state = Mutex(State())
-    private let buffers = Mutex<[String: PCMBuffer]>([:])
+    private let state = Lock(State())
+    private let buffers = Lock<[String: PCMBuffer]>([:])
     private let decodes = Atomic<Int>(0)
     private let effectsOutput: any AudioOutput
     private let musicOutput: (any AudioOutput)?

@@ -51,7 +51,7 @@ package final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     /// a failure), otherwise only where it can be started.
     package static var shouldRun: Bool { runningInCI || available }
 
-    private static let instances = Mutex<[String: PipeWireTestServer]>([:])
+    private static let instances = Lock<[String: PipeWireTestServer]>([:])
 
     /// The server named `name`, started on first use and killed when the test process exits.
     /// `minimumQuantum` forces the graph to run at least that many frames per cycle: a 2 or 5 ms

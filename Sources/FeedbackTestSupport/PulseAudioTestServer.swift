@@ -35,7 +35,7 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
         access("/usr/bin/pulseaudio", X_OK) == 0 && access("/usr/bin/parec", X_OK) == 0
     }
 
-    private static let instances = Mutex<[String: PulseAudioTestServer]>([:])
+    private static let instances = Lock<[String: PulseAudioTestServer]>([:])
 
     /// The server named `name`, started on first use and killed when the test process exits.
     /// Suites that record give their own name, so suites running in parallel never hear each other.
@@ -135,7 +135,7 @@ package final class MonitorRecorder: @unchecked Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let stopped = Atomic(false)
     private static let reserved = Atomic(0)
     private let pid: pid_t

@@ -61,7 +61,7 @@ func terminate(_ child: ChildProcess) -> (status: Int32?, seconds: Double) {
 /// Runs `body` on a thread of its own (not the test's cooperative pool, which a blocking wait
 /// could fill); the returned function waits for its result.
 func inBackground<T: Sendable>(_ body: @escaping @Sendable () -> T) -> () -> T {
-    let result = Mutex<T?>(nil)
+    let result = Lock<T?>(nil)
     let done = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {
         let value = body()
@@ -85,7 +85,7 @@ let repositoryRoot: String = {
 /// A private PulseAudio server started with the project's own `scripts/private-pulseaudio`,
 /// shared by the CLI tests and stopped when the test process exits.
 enum PrivateSoundServer {
-    private static let started = Mutex<String?>(nil)
+    private static let started = Lock<String?>(nil)
 
     /// `PULSE_SERVER` for the server.
     static func address() throws -> String {

@@ -8,9 +8,9 @@ import Testing
 struct SerialRequestsTests {
     final class Shared: Sendable {
         /// Runs under way, the most seen at once, runs started, and when the last run started.
-        let state = Mutex((running: 0, most: 0, runs: 0, lastStart: 0.0))
+        let state = Lock((running: 0, most: 0, runs: 0, lastStart: 0.0))
         /// When the last request was made.
-        let lastRequest = Mutex(0.0)
+        let lastRequest = Lock(0.0)
     }
 
     @Test func runsOneAtATimeAndTheLastRunFollowsTheLastRequest() throws {

@@ -58,7 +58,7 @@ struct ALSAOutputTests {
         #expect { try output.prepare(timeout: 2) } throws: { ($0 as? PlaybackError)?.reason == .deviceUnavailable }
         let buffer = PCMBuffer(validSamples: [Float](repeating: 0.1, count: 960), channelCount: 1, sampleRate: 48_000)
         for _ in 0..<2 {
-            let ends = Mutex<[PlaybackEnd]>([])
+            let ends = Lock<[PlaybackEnd]>([])
             let end = await withCheckedContinuation { continuation in
                 output.play(buffer) { end in
                     ends.withLock { $0.append(end) }
@@ -80,7 +80,7 @@ struct ALSAOutputTests {
         try output.prepare(timeout: 2)
         let short = PCMBuffer(validSamples: [Float](repeating: 0.1, count: 4_800), channelCount: 1, sampleRate: 48_000)
         let long = PCMBuffer(validSamples: [Float](repeating: 0.1, count: 240_000), channelCount: 1, sampleRate: 48_000)
-        let ends = Mutex<[Int: [PlaybackEnd]]>([:])
+        let ends = Lock<[Int: [PlaybackEnd]]>([:])
         for index in 0..<10 {
             let stopped = index % 2 == 0
             let handle = output.play(stopped ? long : short, queue: .global()) { end in

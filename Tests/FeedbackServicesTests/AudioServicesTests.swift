@@ -9,7 +9,7 @@ import FeedbackTestSupport
 
 /// Counts the calls of the C completion routine; reached through its client data.
 final class ProcCalls: Sendable {
-    let calls = Mutex<[(SystemSoundID, Bool)]>([])
+    let calls = Lock<[(SystemSoundID, Bool)]>([])
     let semaphore = DispatchSemaphore(value: 0)
 
     func wait(timeout: Double = 5) -> Bool { semaphore.wait(timeout: .now() + timeout) == .success }
@@ -43,7 +43,7 @@ extension AudioServerSuites {
     /// The AudioServices facade, on `FeedbackManager.shared` playing to a private PulseAudio server.
     @Suite(.serialized, .enabled(if: PulseAudioTestServer.shouldRun, "pulseaudio is not installed (scripts/setup)"))
     struct AudioServicesTests {
-        static let engine = Mutex<PulseAudioOutput?>(nil)
+        static let engine = Lock<PulseAudioOutput?>(nil)
         static let noDevices = TemporaryDirectory()
         let server: PulseAudioTestServer
         let directory = TemporaryDirectory()

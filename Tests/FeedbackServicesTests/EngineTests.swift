@@ -8,7 +8,7 @@ import Testing
 
 /// Collects every end a play reports, to prove there is exactly one.
 final class EndRecorder: Sendable {
-    private let ends = Mutex<[(PlaybackEnd, Double)]>([])
+    private let ends = Lock<[(PlaybackEnd, Double)]>([])
     private let semaphore = DispatchSemaphore(value: 0)
 
     var completion: @Sendable (PlaybackEnd) -> Void {
@@ -265,7 +265,7 @@ extension AudioServerSuites {
             let (_, output) = try rig(route)
             let beep = mono(Signal.sines([1_000], amplitude: 0.01, seconds: 0.05, rate: rate))
             let recorders = (0..<64).map { _ in EndRecorder() }
-            let handles = Mutex<[PlaybackHandle]>([])
+            let handles = Lock<[PlaybackHandle]>([])
             onThreads(8) { thread in
                 for index in stride(from: thread, to: 64, by: 8) {
                     let handle = output.play(beep, completion: recorders[index].completion)

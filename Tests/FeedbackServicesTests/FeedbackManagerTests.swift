@@ -8,7 +8,7 @@ import Testing
 
 /// Collects every result a feedback play reports, to prove there is exactly one.
 final class ResultRecorder: Sendable {
-    private let results = Mutex<[FeedbackResult]>([])
+    private let results = Lock<[FeedbackResult]>([])
     private let semaphore = DispatchSemaphore(value: 0)
 
     var completion: @Sendable (FeedbackResult) -> Void {
@@ -186,7 +186,7 @@ extension AudioServerSuites {
             let manager = manager()
             let id = try chirp(seconds: 0.05)
             manager.feedbackType = .audioAndVibrate
-            let counts = Mutex<[Int: Int]>([:])
+            let counts = Lock<[Int: Int]>([:])
             let done = DispatchSemaphore(value: 0)
             onThreads(64) { index in
                 manager.play(id, type: index % 3 == 0 ? .audioOnly : .audioAndVibrate) { result in
@@ -206,7 +206,7 @@ extension AudioServerSuites {
         /// the caller's loop, and no Dispatch thread involved (libdispatch names its workers
         /// "DispatchWorker", its manager after a root queue).
         @Test func threadSchedulingHandsEveryEndToTheLoopExactlyOnce() throws {
-            let handedOver = Mutex<[String]>([])
+            let handedOver = Lock<[String]>([])
             let threadName: @Sendable () -> String = {
                 ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").filter { $0 != "\n" }
             }
@@ -219,7 +219,7 @@ extension AudioServerSuites {
                 vibrator: .none, settings: FeedbackSettings(path: nil), scheduling: .threads(loop: loop))
             manager.profileOverride = .full
             let id = try chirp(seconds: 0.05)
-            let completions = Mutex<[Int: [String]]>([:])
+            let completions = Lock<[Int: [String]]>([:])
             let done = DispatchSemaphore(value: 0)
             onThreads(16) { index in
                 manager.play(.id(id), type: .audioOnly, delivery: .immediate) { result in

@@ -118,7 +118,7 @@ import Testing
         let output = FileOutput(path: path, format: .wavFloat)
         let a = Signal.buffer(Signal.sines([440], amplitude: 0.3, seconds: 0.5, rate: 48_000), channels: 1, rate: 48_000)
         let b = Signal.buffer(Signal.sines([660], amplitude: 0.3, seconds: 0.25, rate: 48_000), channels: 1, rate: 48_000)
-        let ends = Mutex<[PlaybackEnd]>([])
+        let ends = Lock<[PlaybackEnd]>([])
         let group = DispatchGroup()
         for (buffer, pan) in [(a, Float(-1)), (b, Float(1))] {
             group.enter()
@@ -148,7 +148,7 @@ import Testing
 
     @Test func playsAfterFinishFailAndAnUnwritablePathFailsEveryPlay() {
         let output = FileOutput(path: "/nonexistent-dir/out.wav")
-        let end = Mutex<PlaybackEnd?>(nil)
+        let end = Lock<PlaybackEnd?>(nil)
         let done = DispatchSemaphore(value: 0)
         output.play(Signal.buffer([0.1], channels: 1, rate: 48_000)) { result in
             end.withLock { $0 = result }

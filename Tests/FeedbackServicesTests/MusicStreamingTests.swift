@@ -15,7 +15,7 @@ enum TenMinuteMusic {
 
     static func frequency(atMinute minute: Int) -> Double { 300 + 50 * Double(minute) }
 
-    private static let file = Mutex<(TemporaryDirectory, String)?>(nil)
+    private static let file = Lock<(TemporaryDirectory, String)?>(nil)
 
     /// The file, written on first use.
     static func path() throws -> String {

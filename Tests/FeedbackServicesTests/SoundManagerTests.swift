@@ -311,7 +311,7 @@ extension AudioServerSuites {
             try write("blip.wav", tone(900, amplitude: 0.2, seconds: 0.5))
             let sound = try Sound(named: "blip", manager: manager)
             let observer = FinishObserver(sound)
-            let handled = Mutex<[Bool]>([])
+            let handled = Lock<[Bool]>([])
             sound.completionHandler = { didFinish in handled.withLock { $0.append(didFinish) } }
             let events = manager.finishedSounds
             let collected = Task {

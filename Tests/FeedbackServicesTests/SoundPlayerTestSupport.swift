@@ -19,7 +19,7 @@ enum PlayerTestServers {
 final class FinishObserver: @unchecked Sendable {
     // Locking rule: `token` is set in init and read in deinit only; `ends` is its own lock.
     private final class Ends: Sendable {
-        let values = Mutex<[Bool]>([])
+        let values = Lock<[Bool]>([])
     }
 
     private let ends = Ends()

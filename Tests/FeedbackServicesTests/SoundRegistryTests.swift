@@ -109,8 +109,8 @@ import Testing
         try SoundFileWriter.write(Signal.buffer(fileSamples, channels: 2, rate: 44_100), to: path, format: .wav16)
 
         let registry = SoundRegistry()
-        let issued = Mutex<[SystemSoundID]>([])
-        let failures = Mutex<[String]>([])
+        let issued = Lock<[SystemSoundID]>([])
+        let failures = Lock<[String]>([])
         let beep = self.beep
         onThreads(16) { thread in
             for round in 0..<25 {

@@ -14,7 +14,7 @@ private let signalsTaken = Atomic<Int>(0)
     /// What a thread hands back to the test.
     final class Outcome: Sendable {
         let thread = Atomic<UInt>(0)
-        let value = Mutex<Result<Int, Errno>?>(nil)
+        let value = Lock<Result<Int, Errno>?>(nil)
 
         var finished: Bool { value.withLock { $0 != nil } }
     }
@@ -94,7 +94,7 @@ private let signalsTaken = Atomic<Int>(0)
         try #require(pipe(&fds) == 0)
         defer { close(fds[0]) }
         let sent = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        let received = Mutex<[UInt8]>([])
+        let received = Lock<[UInt8]>([])
         let reader = try startThread(name: "fbs-test-drain") { [fds] in
             var chunk = [UInt8](repeating: 0, count: 4_096)
             while let count = try? System.read(fds[0], into: &chunk, count: chunk.count), count > 0 {
@@ -125,8 +125,8 @@ private let signalsTaken = Atomic<Int>(0)
     }
 
     @Test func aThreadRunsNamedAndIsJoined() throws {
-        let seen = Mutex<(name: String, isCurrent: Bool)?>(nil)
-        let handle = Mutex<Thread?>(nil)
+        let seen = Lock<(name: String, isCurrent: Bool)?>(nil)
+        let handle = Lock<Thread?>(nil)
         // The thread asks for its handle once it is stored (a sleep, before, lost to a creator
         // preempted for longer).
         let stored = DispatchSemaphore(value: 0)
@@ -169,7 +169,7 @@ private let signalsTaken = Atomic<Int>(0)
         // All but one (the one the caller ran on: it may have moved since, so which is not checked).
         #expect(Set(cpus(chosen)).isSubset(of: cpus(callers)) && cpus(chosen).count == cpus(callers).count - 1)
 
-        let seen = Mutex<[Int]?>(nil)
+        let seen = Lock<[Int]?>(nil)
         let thread = try startThread(name: "fbs-test-cpu", onAnotherCPU: true) {
             var running = cpu_set_t()
             guard fbs_get_affinity(&running) == 0 else { return }

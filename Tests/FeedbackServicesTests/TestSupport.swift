@@ -133,8 +133,8 @@ func patch(_ data: inout [UInt8], at offset: Int, littleEndian value: UInt32, si
 func readingFIFO(
     _ path: String, while write: @escaping @Sendable () throws(FileError) -> Void
 ) -> (bytes: [UInt8], error: FileError?) {
-    let received = Mutex<[UInt8]>([])
-    let failure = Mutex<FileError?>(nil)
+    let received = Lock<[UInt8]>([])
+    let failure = Lock<FileError?>(nil)
     onThreads(2) { thread in
         if thread == 0 {
             let fd = open(path, O_RDONLY)

@@ -52,7 +52,7 @@ extension PlaybackEnd {
 
 /// Collects the ends of plays: each must come exactly once.
 private final class Ends: Sendable {
-    private let ends = Mutex<[Int: [(end: PlaybackEnd, time: Int64)]]>([:])
+    private let ends = Lock<[Int: [(end: PlaybackEnd, time: Int64)]]>([:])
 
     func handler(_ key: Int) -> @Sendable (PlaybackEnd) -> Void {
         { end in
@@ -81,7 +81,7 @@ private final class LoopbackCapture: @unchecked Sendable {
     private let pcm: OpaquePointer
     private var left: [Float] = []
     private var stamps: [(frame: Int, time: Int64)] = []
-    private let lock = Mutex<Void>(())
+    private let lock = Lock<Void>(())
     private let running = Atomic<Bool>(true)
     private var thread: FeedbackServices.Thread?
     private(set) var failure: Int32 = 0

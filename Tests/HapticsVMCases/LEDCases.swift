@@ -16,7 +16,7 @@ func runLEDCases() {
     alarm(60)
 
     run("led-hotplug-uevent") {
-        let seen = Mutex<[LEDMonitor.Change]>([])
+        let seen = Lock<[LEDMonitor.Change]>([])
         let monitor: LEDMonitor
         do {
             monitor = try LEDMonitor { change in seen.withLock { $0.append(change) } }

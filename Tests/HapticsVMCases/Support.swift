@@ -4,8 +4,8 @@ import Synchronization
 
 /// Collects the completions of plays, to wait for them and to check each came exactly once.
 final class Completions: Sendable {
-    private let received = Mutex<[Int: [HapticCompletion]]>([:])
-    private let times = Mutex<[Int: Int64]>([:])
+    private let received = Lock<[Int: [HapticCompletion]]>([:])
+    private let times = Lock<[Int: Int64]>([:])
 
     func handler(_ key: Int) -> @Sendable (HapticCompletion) -> Void {
         { completion in

@@ -83,7 +83,7 @@ func uploads(_ records: [DeviceProgram.Record]) -> [DeviceProgram.Record] { reco
 runAudioCases()
 
 run("discovery") {
-    let appeared = Mutex<[VibratorMonitor.Change]>([])
+    let appeared = Lock<[VibratorMonitor.Change]>([])
     let monitor: VibratorMonitor
     do {
         monitor = try VibratorMonitor { change in appeared.withLock { $0.append(change) } }
@@ -483,7 +483,7 @@ run("feedback-manager-profile-matrix") {
                 registry: registry, audioOutput: output, vibrator: .engine(engine), settings: FeedbackSettings(path: nil))
             manager.profileOverride = profile
             let playsBefore = stepStarts(program.records()).count
-            let result = Mutex<FeedbackResult?>(nil)
+            let result = Lock<FeedbackResult?>(nil)
             manager.play(beep, type: type) { outcome in result.withLock { $0 = outcome } }
             // The system vibration lasts 400 ms; the file is rendered after it, which ends the sound.
             sleepMilliseconds(500)

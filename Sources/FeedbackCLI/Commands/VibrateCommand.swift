@@ -238,7 +238,7 @@ struct Vibration {
 
     /// The completion, handed from the engine's thread to the waiting command.
     private final class Result: Sendable {
-        private let value = Mutex<HapticCompletion?>(nil)
+        private let value = Lock<HapticCompletion?>(nil)
         func set(_ completion: HapticCompletion) { value.withLock { $0 = completion } }
         func get() -> HapticCompletion? { value.withLock { $0 } }
     }

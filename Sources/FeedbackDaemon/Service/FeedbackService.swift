@@ -232,7 +232,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         /// By LED sysfs path; an entry goes when its feedback ends the blink.
         var ledOwners: [String: LEDOwner] = [:]
     }
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// A service giving `theme`'s feedback through `manager` within `limits`, under the desktop's
     /// sound settings `desktop`, blinking the LEDs `leds` finds; `log` receives one line at a time.
@@ -246,7 +246,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         self.limits = limits
         self.importantApps = importantApps
         self.log = log
-        state = Mutex(State(theme: theme, desktop: desktop, announcedProfile: manager.profile))
+        state = Lock(State(theme: theme, desktop: desktop, announcedProfile: manager.profile))
     }
 
     /// Serves both interfaces on `bus` and follows clients leaving the bus.
@@ -620,7 +620,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         previous?.stop()
         guard let made = try? VibrationPattern(steps: pattern) else { return true }
         let connection = bus.connection
-        let holder = Mutex<FeedbackPlayback?>(nil)
+        let holder = Lock<FeedbackPlayback?>(nil)
         let playback = manager.play(
             .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: made, delivery: .immediate
         ) { [self] result in

@@ -143,14 +143,14 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         var stopping = false
         var detachedStops: [DetachedStop] = []
     }
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// A service playing through `manager` within `limits`; `log` receives one line at a time.
     package init(manager: FeedbackManager, limits: Limits = Limits(), log: @escaping @Sendable (String) -> Void) {
         self.manager = manager
         self.limits = limits
         self.log = log
-        state = Mutex(State(budgets: TriggerBudgets(rate: limits.playsPerSecond, burst: limits.playBurst)))
+        state = Lock(State(budgets: TriggerBudgets(rate: limits.playsPerSecond, burst: limits.playBurst)))
     }
 
     /// Serves the interface on `bus` and follows clients leaving the bus.

@@ -278,7 +278,7 @@ enum AudioServicesFacade {
         var properties: [SystemSoundID: Properties] = [:]
     }
 
-    private static let state = Mutex(State())
+    private static let state = Lock(State())
 
     static func create(
         _ out: UnsafeMutablePointer<SystemSoundID>, _ register: () throws(RegistryError) -> SystemSoundID

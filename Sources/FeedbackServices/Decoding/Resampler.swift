@@ -33,7 +33,7 @@ enum Resampler {
                 }
             }
         }
-        let results = Mutex<[Int: Result<[Float], SoundError>]>([:])
+        let results = Lock<[Int: Result<[Float], SoundError>]>([:])
         let convert: @Sendable (Int) -> Void = { channel in
             let result = Result { () throws(SoundError) in
                 try oneshot(planes[channel], channels: 1, inputRate, outputRate, capacity, source)

@@ -85,7 +85,7 @@ public final class FeedbackManager: Sendable {
         var active: [UInt64: FeedbackPlayback] = [:]
         var nextID: UInt64 = 1
     }
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let sounds: AlertSoundResolver
     private let openAudioOutput: @Sendable () throws(PlaybackError) -> any AudioOutput
     private let work = DispatchQueue(label: "FeedbackManager.work", qos: .userInitiated, attributes: .concurrent)
@@ -127,7 +127,7 @@ public final class FeedbackManager: Sendable {
         self.settings = settings
         self.openAudioOutput = openAudioOutput
         sounds = AlertSoundResolver(registry: registry)
-        state = Mutex(State(output: audioOutput, vibrator: vibrator, themeResolver: themeResolver))
+        state = Lock(State(output: audioOutput, vibrator: vibrator, themeResolver: themeResolver))
     }
 
     /// What `play()` gives: sound, vibration or both (`.audioAndVibrate` by default).
@@ -234,7 +234,7 @@ public final class FeedbackManager: Sendable {
 
     /// Plays `id` as `type` and returns what was done. Cancelling the task stops the play.
     public func play(_ id: SystemSoundID, type: FeedbackType) async -> FeedbackResult {
-        let box = Mutex<(playback: FeedbackPlayback?, cancelled: Bool)>((nil, false))
+        let box = Lock<(playback: FeedbackPlayback?, cancelled: Bool)>((nil, false))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let playback = play(id, type: type) { continuation.resume(returning: $0) }

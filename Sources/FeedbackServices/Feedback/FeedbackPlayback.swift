@@ -20,7 +20,7 @@ public final class FeedbackPlayback: Sendable {
         var stopRequested = false
         var ended = false
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(id: UInt64, alert: AlertSound, join: FeedbackJoin) {
         self.id = id
@@ -93,7 +93,7 @@ final class FeedbackJoin: Sendable {
         var vibration: VibrationOutcome?
         var report: (@Sendable (SoundOutcome, VibrationOutcome) -> Void)?
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Sets what runs once both parts have ended; a part may finish before this is set.
     func whenDone(_ report: @escaping @Sendable (SoundOutcome, VibrationOutcome) -> Void) {

@@ -40,7 +40,7 @@ public final class FeedbackSettings: Sendable {
     /// The value of `FEEDBACKSERVICES_PROFILE` when the settings were made, if it names a profile.
     public let environmentProfile: FeedbackProfile?
 
-    private let cache = Mutex<(stamp: FileStamp?, profile: FeedbackProfile?)>((nil, nil))
+    private let cache = Lock<(stamp: FileStamp?, profile: FeedbackProfile?)>((nil, nil))
 
     /// Settings for the current user: the path and variable from `environment`.
     public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment) {

@@ -20,7 +20,7 @@ package final class ForceFeedbackDevice: @unchecked Sendable {
         var fd: Int32
         var uploaded: Set<Int16> = []
     }
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// What the device is and can do, read when it was opened.
     package let info: VibratorInfo
@@ -44,7 +44,7 @@ package final class ForceFeedbackDevice: @unchecked Sendable {
             Glibc.close(fd)
             throw HapticsError(.noDevice, source: path, detail: "no FF_RUMBLE or FF_PERIODIC")
         }
-        state = Mutex(State(fd: fd))
+        state = Lock(State(fd: fd))
     }
 
     deinit { close() }

@@ -77,7 +77,7 @@ public final class HapticEngine: Sendable {
         var shuttingDown = false
         var thread: Thread?
     }
-    private let inbox = Mutex(Inbox())
+    private let inbox = Lock(Inbox())
     /// An eventfd the engine thread polls beside the device, to learn of new commands at once.
     private let wake: EventFD
 

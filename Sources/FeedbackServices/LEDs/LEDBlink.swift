@@ -55,7 +55,7 @@ public final class LEDBlink: Sendable {
         var blinker: TimerBlinker?
     }
 
-    private static let owners = Mutex<[String: Owner]>([:])
+    private static let owners = Lock<[String: Owner]>([:])
     private static let tokens = Atomic<UInt64>(0)
 
     /// Starts `pattern` on `led`, in `color` (for a multicolor LED, through `multi_intensity`).
@@ -246,7 +246,7 @@ public final class LEDBlink: Sendable {
 /// Thread safety: `stop()` from any thread but its own, any number of times.
 final class TimerBlinker: Sendable {
     private let wake: EventFD
-    private let thread: Mutex<Thread?>
+    private let thread: Lock<Thread?>
 
     /// Starts the thread with the LED on (the caller wrote the first "on").
     init(path: String, level: Int, pattern: LEDBlinkPattern) throws(LEDError) {
@@ -255,7 +255,7 @@ final class TimerBlinker: Sendable {
         } catch {
             throw LEDError(.ioError(errno: error.rawValue), source: path, detail: "eventfd")
         }
-        thread = Mutex(nil)
+        thread = Lock(nil)
         let half = UInt64(pattern.halfPeriod) * 1_000_000
         // Step k (at k half periods) turns the LED off when k is odd, on when even; `count` cycles
         // end with the off step 2 × count − 1.

@@ -224,7 +224,7 @@ extension PCMBuffer {
 /// Holds the handle of an awaited play so that cancellation, which may come before `play` has
 /// returned the handle, still stops it.
 private final class HandleBox: Sendable {
-    private let state = Mutex<(handle: PlaybackHandle?, cancelled: Bool)>((nil, false))
+    private let state = Lock<(handle: PlaybackHandle?, cancelled: Bool)>((nil, false))
 
     func set(_ handle: PlaybackHandle) {
         let cancelled = state.withLock { state in

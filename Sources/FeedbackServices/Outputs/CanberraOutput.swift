@@ -280,7 +280,7 @@ private func canberraFinished(_ context: OpaquePointer?, _ id: UInt32, _ code: I
 /// which destroys it. `state` (a Mutex) decides which; that is what makes this `@unchecked Sendable`.
 private final class ContextOpening: @unchecked Sendable {
     private let context: OpaquePointer
-    private let state = Mutex<(status: Int32?, abandoned: Bool)>((nil, false))
+    private let state = Lock<(status: Int32?, abandoned: Bool)>((nil, false))
     private let done = DispatchSemaphore(value: 0)
 
     init(_ context: OpaquePointer) { self.context = context }

@@ -20,7 +20,7 @@ final class EngineRequests: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Records `handle` for the play `id` and queues its `start` command, unless the output is
     /// shut down.

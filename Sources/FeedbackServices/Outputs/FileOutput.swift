@@ -42,7 +42,7 @@ public final class FileOutput: AudioOutput, TimelineControl {
         var finished = false
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// Creates an output that will write `path` in `format` (16-bit WAV by default) at `sampleRate`
     /// (one of `SoundDecoder.supportedSampleRates`).
@@ -54,7 +54,7 @@ public final class FileOutput: AudioOutput, TimelineControl {
         maximumFrames = Int64(Self.maximumDuration * Double(sampleRate))
         name = "file \(path)"
         // The whole timeline is rendered at the end, so no envelope point may be forgotten.
-        state = Mutex(State(timeline: Timeline(sampleRate: sampleRate, history: nil)))
+        state = Lock(State(timeline: Timeline(sampleRate: sampleRate, history: nil)))
     }
 
     /// The file's rate: a buffer at another rate fails `.unsupportedSound`.

@@ -139,12 +139,12 @@ public enum AudioOutputSelection {
     private enum EarlyOpen {
         private final class Pending: Sendable {
             let environment: [String: String]
-            let result = Mutex<Result<any AudioOutput, PlaybackError>?>(nil)
+            let result = Lock<Result<any AudioOutput, PlaybackError>?>(nil)
             let done = DispatchSemaphore(value: 0)
             init(environment: [String: String]) { self.environment = environment }
         }
 
-        private static let pending = Mutex<Pending?>(nil)
+        private static let pending = Lock<Pending?>(nil)
 
         static func start(environment: [String: String], open: @escaping @Sendable () throws(PlaybackError) -> any AudioOutput) {
             let opening = Pending(environment: environment)

@@ -22,7 +22,7 @@ public final class PlaybackHandle: Sendable {
     /// nothing and the completion has already reported `.failed(.outputClosed)`.
     private weak let control: (any PlaybackControl)?
     /// Where the completion runs, and the completion; nil once the play has ended.
-    private let completion: Mutex<(delivery: Delivery, body: (@Sendable (PlaybackEnd) -> Void)?)?>
+    private let completion: Lock<(delivery: Delivery, body: (@Sendable (PlaybackEnd) -> Void)?)?>
 
     /// A play that failed before it reached an output: its completion reports `error` at once.
     static func failed(
@@ -39,7 +39,7 @@ public final class PlaybackHandle: Sendable {
     ) {
         self.id = id
         self.control = control
-        self.completion = Mutex((delivery, completion))
+        self.completion = Lock((delivery, completion))
     }
 
     /// Whether the sound has not ended yet (finished, stopped, cancelled or failed).

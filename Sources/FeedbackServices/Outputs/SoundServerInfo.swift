@@ -1,5 +1,5 @@
 internal import CPulse
-package import FoundationEssentials
+import FoundationEssentials
 import Glibc
 
 /// The PulseAudio server the engine would play on, and its sinks: what `pa_context_get_server_info`

@@ -26,7 +26,7 @@ final class DecodedSoundCache<Key: Hashable & Sendable, Value: Sendable>: Sendab
         var clock: UInt64 = 0
     }
 
-    private let table = Mutex(Table())
+    private let table = Lock(Table())
 
     /// A cache keeping at most `byteLimit` bytes.
     init(byteLimit: Int) {

@@ -40,7 +40,7 @@ public final class SoundRegistry: Sendable {
         var sounds: [SystemSoundID: RegisteredSound] = [:]
     }
 
-    private let table: Mutex<Table>
+    private let table: Lock<Table>
 
     /// The persistent registry and what was last read from it.
     private struct Persistent {
@@ -49,7 +49,7 @@ public final class SoundRegistry: Sendable {
         var entries: [SystemSoundID: PersistentSound] = [:]
     }
 
-    private let persistent: Mutex<Persistent>
+    private let persistent: Lock<Persistent>
     /// Decoded persistent sounds, keyed by entry (a new path or level is a new key).
     private let persistentSounds = DecodedSoundCache<PersistentSound, RegisteredSound>(byteLimit: persistentCacheLimit)
 
@@ -66,8 +66,8 @@ public final class SoundRegistry: Sendable {
         persistentRegistry: SoundRegistryFile? = nil
     ) {
         self.decoder = decoder
-        table = Mutex(Table(nextID: UInt64(firstID), lastID: UInt64(lastID)))
-        persistent = Mutex(Persistent(file: persistentRegistry))
+        table = Lock(Table(nextID: UInt64(firstID), lastID: UInt64(lastID)))
+        persistent = Lock(Persistent(file: persistentRegistry))
     }
 
     /// Where IDs 4097…999,999 are looked up; nil for none. Setting it forgets what was read from the

@@ -18,10 +18,10 @@ package final class DeviceWatcher<Key: Hashable & Comparable & Sendable, Item: E
     private let key: @Sendable (Item) -> Key
     private let appeared: @Sendable (Item) -> Void
     private let disappeared: @Sendable (Key) -> Void
-    private let known: Mutex<[Key: Item]>
+    private let known: Lock<[Key: Item]>
     /// Signalled by `cancel()`; the thread watches it beside the event descriptor.
     private let wake: EventFD
-    private let thread: Mutex<Thread?>
+    private let thread: Lock<Thread?>
 
     /// Scans once (that set is `current`), then starts the thread, which owns `descriptor` from
     /// here on and closes it when it ends, also when this throws.
@@ -47,8 +47,8 @@ package final class DeviceWatcher<Key: Hashable & Comparable & Sendable, Item: E
             Glibc.close(descriptor)
             throw error
         }
-        known = Mutex(Self.keyed(scan(), by: key))
-        thread = Mutex(nil)
+        known = Lock(Self.keyed(scan(), by: key))
+        thread = Lock(nil)
         do {
             // The thread holds the watcher until it ends.
             let started = try startThread(name: threadName) { [self] in

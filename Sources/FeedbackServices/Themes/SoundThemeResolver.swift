@@ -370,7 +370,7 @@ final class SoundLookupCache: Sendable {
         let result: SoundLookupResult
         let checks: [FileCheck]
     }
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Lock<[String: Entry]>([:])
 
     /// The lookup of `event`, if one was made and nothing it read has changed since.
     func result(for event: String) -> SoundLookupResult? {

@@ -15,7 +15,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
 
     /// The plays and commands API threads queue, and the `prepare` callers waiting.
     let requests = EngineRequests()
-    private let statisticsState = Mutex(ALSAOutput.Statistics())
+    private let statisticsState = Lock(ALSAOutput.Statistics())
     /// Set by shutdown: the thread ends.
     private let stopping = Atomic<Bool>(false)
     private let wake: EventFD
@@ -357,7 +357,7 @@ private final class PCMOpening: Sendable {
     // Locking rule: the PCM in `state` belongs to the thread that takes it out, under the lock.
     /// When the open started (CLOCK_MONOTONIC seconds).
     let started = MonotonicClock.now
-    private let state = Mutex<(result: OpenResult?, abandoned: Bool)>((nil, false))
+    private let state = Lock<(result: OpenResult?, abandoned: Bool)>((nil, false))
 
     /// The open's outcome, handed between threads whole.
     private final class OpenResult: @unchecked Sendable {

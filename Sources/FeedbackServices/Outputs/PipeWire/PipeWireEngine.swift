@@ -37,7 +37,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
 
     private enum ConnectionState { case closed, connecting, ready }
 
-    private let shared: Mutex<Shared>
+    private let shared: Lock<Shared>
 
     // Loop thread.
     private let threadLoop: OpaquePointer
@@ -117,7 +117,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         self.configuration = configuration
         var initial = Shared()
         initial.ended.reserveCapacity(256)
-        shared = Mutex(initial)
+        shared = Lock(initial)
         drained.reserveCapacity(256)
         pendingEnds.reserveCapacity(256)
         timeline = Timeline(sampleRate: configuration.sampleRate, history: 0, capacity: 1024)

@@ -26,7 +26,7 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
 
     private enum ConnectionState { case closed, connecting, ready }
 
-    private let shared = Mutex(Shared())
+    private let shared = Lock(Shared())
     /// The plays and commands API threads queue, and the `prepare` callers waiting; closed by
     /// shutdown, once the mainloop no longer watches the wake-up eventfd.
     let requests = EngineRequests()

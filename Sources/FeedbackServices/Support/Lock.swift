@@ -1,14 +1,25 @@
+package import Synchronization
+
+/// The lock every module of this package uses: `Synchronization.Mutex`, or in a ThreadSanitizer
+/// build (`scripts/tsan`, `-D FEEDBACKSERVICES_TSAN`) `TSanMutex`, the same lock annotated for TSan.
+/// Declared once, here, under a name of its own: a `package` alias named `Mutex` would be ambiguous
+/// beside Synchronization's in every module that imports both.
+#if FEEDBACKSERVICES_TSAN
+    package typealias Lock<Value: ~Copyable> = TSanMutex<Value>
+#else
+    package typealias Lock<Value: ~Copyable> = Synchronization.Mutex<Value>
+#endif
+
 #if FEEDBACKSERVICES_TSAN
 import CFeedbackShims
-import Synchronization
 
 /// `Synchronization.Mutex` as ThreadSanitizer sees it, for the builds `scripts/tsan` makes (with
 /// `-D FEEDBACKSERVICES_TSAN`); other builds do not contain it.
 ///
 /// Swift 6.3's `Mutex` locks with a futex TSan does not model, so it reports every access made under
 /// the lock as a race. This keeps the real lock and tells TSan what it orders: taking the lock is an
-/// acquire, releasing it a release, at the address of the guarded value. Each module that uses
-/// `Mutex` names this type `Mutex` under the same flag, so its code is tested unchanged.
+/// acquire, releasing it a release, at the address of the guarded value. Every module locks with
+/// `Lock`, which is this type under the same flag, so its code is tested unchanged.
 ///
 /// Thread safety: that of `Synchronization.Mutex`.
 package struct TSanMutex<Value: ~Copyable>: ~Copyable, Sendable {
@@ -49,8 +60,4 @@ extension TSanMutex where Value: ~Copyable {
     }
 }
 
-/// In a ThreadSanitizer build, every `Mutex` of this module is the annotated one. Each module that
-/// uses `Mutex` declares the same alias: a `package` one here would be ambiguous with
-/// Synchronization's in the modules that import both.
-typealias Mutex = TSanMutex
 #endif
