@@ -38,8 +38,9 @@ struct OutputSelectionTests {
         let environment = ["XDG_RUNTIME_DIR": server.runtime, "FEEDBACKSERVICES_TEST": "early open"]
         AudioOutputSelection.openInBackground(environment: environment)
         let other = try #require(try AudioOutputSelection.automatic(environment: ["XDG_RUNTIME_DIR": server.runtime]) as? PipeWireOutput)
-        // Long enough for the background open to be ready before the call that takes it.
-        usleep(500_000)
+        // Ready before the call that takes it (a fixed 0.5 s wait was not, in a CI run beside
+        // other work: ready 48 ms after the call).
+        #expect(AudioOutputSelection.earlyOpenFinished(timeout: 10), "the background open did not finish")
         let asked = MonotonicClock.now
         let taken = try #require(try AudioOutputSelection.automatic(environment: environment) as? PipeWireOutput)
         let again = try #require(try AudioOutputSelection.automatic(environment: environment) as? PipeWireOutput)

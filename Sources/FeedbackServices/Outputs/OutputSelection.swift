@@ -135,6 +135,12 @@ public enum AudioOutputSelection {
         }
     }
 
+    /// For tests: whether the output `openInBackground` is opening has been opened (or failed),
+    /// waiting up to `timeout` seconds; false when none is pending.
+    package static func earlyOpenFinished(timeout: Double) -> Bool {
+        EarlyOpen.finished(timeout: timeout)
+    }
+
     /// The output `openInBackground` is opening, or has opened, until `automatic()` takes it.
     private enum EarlyOpen {
         private final class Pending: Sendable {
@@ -165,6 +171,16 @@ public enum AudioOutputSelection {
                 opening.result.withLock { $0 = result }
                 opening.done.signal()
             }
+        }
+
+        /// Whether an early open not yet taken has finished, waiting up to `timeout` seconds for it
+        /// (false when there is none).
+        static func finished(timeout: Double) -> Bool {
+            guard let opening = pending.withLock({ $0 }) else { return false }
+            guard opening.done.wait(timeout: .now() + timeout) == .success else { return false }
+            // Signalled again for `take`, which waits on it.
+            opening.done.signal()
+            return true
         }
 
         /// The early open's result once it is there, if it was made for `environment` and nobody
