@@ -5,9 +5,9 @@ import Glibc
 ///
 /// The handler runs on the monitor's own thread, once per change, in order. The monitor keeps
 /// watching until `cancel()`, which may be called from any thread, including the handler.
-public final class VibratorMonitor: Sendable {
+package final class VibratorMonitor: Sendable {
     /// A change in the set of vibrators.
-    public enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         /// A vibrator is there that was not before (plugged in, or now permitted).
         case appeared(VibratorInfo)
         /// The vibrator at this node is gone.
@@ -19,7 +19,7 @@ public final class VibratorMonitor: Sendable {
     /// Starts watching `discovery.directory`. The vibrators present now are `current`; only later
     /// changes reach the handler.
     /// - Throws: `.ioError` when inotify cannot watch the directory.
-    public init(
+    package init(
         discovery: VibratorDiscovery = VibratorDiscovery(), handler: @escaping @Sendable (Change) -> Void
     ) throws(HapticsError) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
@@ -47,12 +47,12 @@ public final class VibratorMonitor: Sendable {
     }
 
     /// The vibrators as last seen.
-    public var current: [VibratorInfo] {
+    package var current: [VibratorInfo] {
         watcher.current.sorted { ($0.path.count, $0.path) < ($1.path.count, $1.path) }
     }
 
     /// Stops watching; the handler is not called after `cancel()` returns (unless called from it).
-    public func cancel() {
+    package func cancel() {
         watcher.cancel()
     }
 }

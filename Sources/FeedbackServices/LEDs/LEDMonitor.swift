@@ -8,9 +8,9 @@
 /// Thread safety: the handler runs on the monitor's own thread, once per change, in order. The
 /// monitor keeps watching until `cancel()`, which may be called from any thread, including the
 /// handler; `current` may be read from any thread.
-public final class LEDMonitor: Sendable {
+package final class LEDMonitor: Sendable {
     /// A change in the set of LEDs.
-    public enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         /// An LED is there that was not before, or is there with another description.
         case appeared(LEDInfo)
         /// The LED of this name is gone.
@@ -21,7 +21,7 @@ public final class LEDMonitor: Sendable {
 
     /// Starts watching. The LEDs present now are `current`; only later changes reach the handler.
     /// - Throws: `.ioError` when the uevent socket cannot be opened (a kernel without netlink).
-    public init(discovery: LEDDiscovery = LEDDiscovery(), handler: @escaping @Sendable (Change) -> Void) throws(LEDError) {
+    package init(discovery: LEDDiscovery = LEDDiscovery(), handler: @escaping @Sendable (Change) -> Void) throws(LEDError) {
         do {
             watcher = try DeviceWatcher(
                 threadName: "fbs-leds", descriptor: try UEventSocket.open(),
@@ -34,10 +34,10 @@ public final class LEDMonitor: Sendable {
     }
 
     /// The LEDs as last seen, in name order.
-    public var current: [LEDInfo] { watcher.current }
+    package var current: [LEDInfo] { watcher.current }
 
     /// Stops watching; the handler is not called after `cancel()` returns (unless called from it).
-    public func cancel() {
+    package func cancel() {
         watcher.cancel()
     }
 }
