@@ -45,6 +45,7 @@ public enum FeedbackCommand {
         let environment = processEnvironment()
         if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
             let options = arguments.prefix { $0 != "--" }
+            Route.opensEarly.store(true, ordering: .relaxed)
             Interruption.install()
             Detach.record(arguments: arguments)
             ActivePlayers.enable(arguments: arguments, environment: environment)

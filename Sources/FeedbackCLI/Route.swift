@@ -1,4 +1,5 @@
 import FeedbackServices
+import Synchronization
 
 /// Where a command's sound goes, decided once, from its parsed options and its environment, before
 /// the sound is looked up: feedbackservicesd, or this process on the engine, libcanberra, an ALSA
@@ -32,6 +33,9 @@ enum Route {
         return .local(destination)
     }
 
+    /// Whether the engine's early open is made: set by `FeedbackCommand.main` alone.
+    static let opensEarly = Atomic(false)
+
     /// The route after the service refused a play before starting it: this process, on the engine.
     static var fallBack: Route { .local(.engine) }
 
@@ -57,7 +61,12 @@ enum Route {
     func open(for manager: FeedbackManager, plays: Bool, environment: [String: String]) {
         guard plays, case .local(let destination) = self else { return }
         switch destination {
-        case .engine: AudioOutputSelection.openInBackground(environment: environment)
+        case .engine:
+            // Only in feedbackctl's own process (`FeedbackCommand.main`), whose exit ends an open
+            // nobody took (the command failed before it played). A command run in process
+            // (`FeedbackCommand.run`, as the tests run it) with an environment of its own would leave
+            // it for the process's life, holding the one early-open slot.
+            if Self.opensEarly.load(ordering: .relaxed) { AudioOutputSelection.openInBackground(environment: environment) }
         case .canberra, .alsa: manager.prepareAudioOutput()
         case .file: break
         }

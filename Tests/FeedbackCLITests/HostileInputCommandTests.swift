@@ -253,7 +253,9 @@ import Testing
         let pid = try spawn(arguments[0], Array(arguments.dropFirst()), environment: ["PATH=/usr/bin:/bin"])
         let deadline = MonotonicClock.now + 5
         while MonotonicClock.now < deadline && !FileManager.default.fileExists(atPath: "\(players)/\(pid)") { usleep(5_000) }
-        usleep(100_000)  // until the lock is taken and sleep has been executed
+        // Until it has taken the lock and become the sleep (each planter locks, then execs sleep):
+        // a fixed 0.1 s was too short in a CI run beside other work (its exe was still dash).
+        while MonotonicClock.now < deadline && !executable(of: pid).hasSuffix("/sleep") { usleep(5_000) }
         return pid
     }
 
