@@ -39,11 +39,6 @@ enum Route {
     /// The route after the service refused a play before starting it: this process, on the engine.
     static var fallBack: Route { .local(.engine) }
 
-    /// Where this process plays, nil on the service's route.
-    var destination: Playback.Destination? {
-        if case .local(let destination) = self { destination } else { nil }
-    }
-
     /// The route's one early open, for a sound that will be played and waited for here: on the
     /// engine, `AudioOutputSelection.openInBackground` (the sound server's library loaded on this
     /// thread, before any other thread exists, then the output opened on a thread of its own, which
