@@ -28,7 +28,7 @@ private let sandbox: [String: String] = {
 }()
 
 /// The sandbox directory, removed when the fuzzer exits.
-private let sandboxRoot = Lock<String?>(nil)
+private let sandboxRoot = Mutex<String?>(nil)
 
 /// A text sink that keeps nothing.
 private struct Discard: TextOutputStream {
