@@ -215,6 +215,12 @@ package final class PipeWireTestServer: SoundTestServer, @unchecked Sendable {
     }
 
     /// Lets the stopped daemons run again (SIGCONT).
+    /// PipeWire destroys the client's object (`pw-cli destroy`): pipewire-pulse's clients are
+    /// PipeWire clients too.
+    package func dropClient(_ index: String) -> ProcessResult {
+        runProcess("/usr/bin/pw-cli", ["--remote", socket, "destroy", index])
+    }
+
     package func resume() {
         for pid in daemons { Glibc.kill(pid, SIGCONT) }
     }
@@ -249,6 +255,20 @@ package protocol SoundTestServer: AnyObject, Sendable {
     func stop()
     /// Lets a stopped server run again (SIGCONT).
     func resume()
+    /// Has the server drop its client `index` (as `pactl list clients` numbers it), as when the
+    /// server is restarted under it.
+    func dropClient(_ index: String) -> ProcessResult
+}
+
+extension SoundTestServer {
+    /// The index of the client `pactl list clients` shows with the application name `name`.
+    package func clientIndex(named name: String) -> String? {
+        let listing = runProcess("/usr/bin/pactl", ["--server=\(server)", "list", "clients"])
+        // Blocks of "Client #N" followed by their properties.
+        let block = listing.output.components(separatedBy: "Client #").dropFirst()
+            .first { $0.contains("application.name = \"\(name)\"") }
+        return block.map { String($0.prefix { $0.isNumber }) }
+    }
 }
 
 /// The sound servers the output suites run against, each a test case of its own.

@@ -87,6 +87,8 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
                 "--log-target=file:\(directory.file("pulseaudio.log"))",
                 "-L", "module-null-sink sink_name=\(Self.sink) rate=\(Self.rate) channels=2",
                 "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
+                // For `pacmd` (`dropClient`): its socket is the runtime directory's `cli`.
+                "-L", "module-cli-protocol-unix",
             ], environment: environment)
         let deadline = MonotonicClock.now + 15
         while access(socket, F_OK) != 0 {
@@ -121,6 +123,39 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     /// Lets a stopped server run again (SIGCONT).
     package func resume() {
         if pid != 0 { Glibc.kill(pid, SIGCONT) }
+    }
+
+    /// `kill-client` on the server's command-line socket, as `pacmd` would send it (pactl has no
+    /// such command, and pacmd wants a PID file this server does not write). The status is 0 when
+    /// the server answered without an error.
+    package func dropClient(_ index: String) -> ProcessResult {
+        let path = directory.file("runtime") + "/cli"
+        let descriptor = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return ProcessResult(status: 1, output: "", errors: "socket: \(Errno.current)") }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (offset, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[offset] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else { return ProcessResult(status: 1, output: "", errors: "connect \(path): \(Errno.current)") }
+        let command = Array("kill-client \(index)\n".utf8)
+        _ = command.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        shutdown(descriptor, Int32(SHUT_WR))
+        var reply: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            reply += chunk[..<count]
+        }
+        let text = String(decoding: reply, as: UTF8.self)
+        return ProcessResult(status: text.contains("No client") || text.contains("Unknown") ? 1 : 0, output: text, errors: "")
     }
 }
 

@@ -44,13 +44,18 @@ enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
 
     private static func nativeServerName(_ name: String) -> String { "\(name)-native" }
 
-    /// A new output on `server`, not connected yet.
-    func output(on server: any SoundTestServer, idleTimeout: Double = 10) -> any EngineOutput {
+    /// A new output on `server`, not connected yet, whose client on the server is named
+    /// `applicationName`.
+    func output(
+        on server: any SoundTestServer, idleTimeout: Double = 10, applicationName: String = "FeedbackServices"
+    ) -> any EngineOutput {
         switch self {
         case .pulseAudio, .pulseAudioOnPipeWire:
-            PulseAudioOutput(configuration: .init(server: server.server, idleTimeout: idleTimeout))
+            PulseAudioOutput(
+                configuration: .init(server: server.server, idleTimeout: idleTimeout, applicationName: applicationName))
         case .pipeWire:
-            PipeWireOutput(configuration: .init(remote: server.pipeWireSocket, idleTimeout: idleTimeout))
+            PipeWireOutput(
+                configuration: .init(remote: server.pipeWireSocket, idleTimeout: idleTimeout, applicationName: applicationName))
         }
     }
 }
@@ -66,18 +71,22 @@ protocol EngineOutput: AudioOutput {
     /// Times the server ran out of this output's queued audio (PulseAudio's underflows,
     /// PipeWire's xruns).
     var underflowCount: Int { get }
+    /// Finishes held back because the reported position ran ahead of the clock (`Timeline.retire`).
+    var heldFinishes: Int { get }
 }
 
 extension PulseAudioOutput: EngineOutput {
     var queueDuration: Double { configuration.bufferDuration }
     var streamReadyTime: Double? { statistics.streamReadyTime }
     var connections: Int { statistics.connections }
+    var heldFinishes: Int { statistics.heldFinishes }
 }
 
 extension PipeWireOutput: EngineOutput {
     var queueDuration: Double { Double(max(statistics.quantum, configuration.latencyFrames)) / Double(configuration.sampleRate) * 3 }
     var streamReadyTime: Double? { statistics.streamReadyTime }
     var connections: Int { statistics.connections }
+    var heldFinishes: Int { statistics.heldFinishes }
 }
 
 extension EngineOutput {

@@ -322,7 +322,7 @@ extension AudioServerSuites {
             // once failed here without saying).
             #expect(
                 end == .cancelled,
-                "came \(end) \(MonotonicClock.now - started) s after the play; cancelled at \(cancelled) s; underflows \(output.underflowCount)")
+                "came \(end) \(MonotonicClock.now - started) s after the play; cancelled at \(cancelled) s; underflows \(output.underflowCount), finishes held \(output.heldFinishes)")
         }
 
         @Test(arguments: EngineRoute.testable)

@@ -118,6 +118,37 @@ import Testing
         #expect(timeline.retire(playedUpTo: 650).map(\.end) == [.finished])
     }
 
+    /// A position that runs ahead of the device (here: the whole 2 s sound "played" 0.2 s after it
+    /// started) does not finish a sound still playing: a live output's timeline holds the voice
+    /// until its length, less the history a rewrite may reach back over, has passed since its
+    /// start, and counts the hold. Without the hold this reported `.finished` at 0.2 s.
+    @Test func aPositionAheadOfTheClockDoesNotFinishASoundStillPlaying() {
+        var timeline = timeline(history: 2_400)
+        timeline.apply(start(7, level(0.5, frames: 96_000)), at: 1_000, time: 100)
+        #expect(timeline.retire(playedUpTo: 200_000, time: 100.2).isEmpty)
+        #expect(timeline.heldFinishes == 1)
+        // 2 s less the 50 ms history and the 2 ms slack: 101.948 s.
+        #expect(timeline.retire(playedUpTo: 200_000, time: 101.947).isEmpty)
+        #expect(timeline.retire(playedUpTo: 200_000, time: 101.949).map(\.end) == [.finished])
+        #expect(timeline.heldFinishes == 2)
+        #expect(timeline.isEmpty)
+    }
+
+    /// The hold is for `.finished` only: a stopped voice ends once its ramp has played, however
+    /// soon after its start; and where no time is known (an offline render) nothing is held.
+    @Test func stopsAndOfflineRendersAreNotHeld() {
+        var live = timeline(history: 0)
+        live.apply(start(1, level(0.5, frames: 96_000)), at: 0, time: 10)
+        live.apply(.stop(id: 1), at: 4_800, time: 10.1)
+        #expect(live.retire(playedUpTo: 4_800 + stopFrames, time: 10.11).map(\.end) == [.stopped])
+        var offline = timeline()
+        offline.apply(start(2, level(0.5, frames: 96_000)), at: 0)
+        #expect(offline.retire(playedUpTo: 96_000, time: 0).map(\.end) == [.finished])
+        live.apply(start(3, level(0.5, frames: 96_000)), at: 0, time: 10)
+        #expect(live.retire(playedUpTo: 96_000).map(\.end) == [.finished], "no time given: nothing held")
+        #expect(live.heldFinishes == 0 && offline.heldFinishes == 0)
+    }
+
     /// The case the engine and the file output once handled differently: a stop or fade-out of a
     /// voice that is gone changes nothing, and the voice ends as it would have.
     @Test func aStopOfAVoiceThatIsGoneDoesNothing() {

@@ -20,6 +20,13 @@
 /// - A voice that a stop, fade-out or `replacing` start reached ends `.stopped`; every other voice
 ///   ends `.finished` at its last frame. Each voice is reported exactly once, by `retire` or
 ///   `removeAll`.
+/// - `.finished` promises that the last sample was played, and a device plays no faster than real
+///   time: a live output stamps each start with the time it was applied, and `retire` holds a
+///   voice back, whatever position it is told, until its length has passed since then (less the
+///   frames a rewrite may have placed behind the device's true position: `history`). A position
+///   that ran ahead of the device (a misreported or misattributed read index, a queue the device
+///   skipped) then delays a finish instead of reporting one for a sound still playing; such holds
+///   are counted (`heldFinishes`).
 ///
 /// Real-time contract: `render` allocates nothing, locks nothing and never throws. `apply` and
 /// `retire` run on the same thread as `render` in a live output; with the capacity reserved up
@@ -66,6 +73,9 @@ struct Timeline {
     private var stopping: Set<UInt64> = []
     /// `retire`'s result, kept to reuse its storage.
     private var ended: [(id: UInt64, end: PlaybackEnd)] = []
+    /// Voices `retire` was told had been played before their length had passed since they
+    /// started, and held back, counted once per call: each a position that ran ahead of the device.
+    private(set) var heldFinishes = 0
 
     /// An empty timeline at `sampleRate`, with room for `capacity` voices before it allocates.
     init(sampleRate: Int, history: Int64?, capacity: Int = 64) {
@@ -86,16 +96,19 @@ struct Timeline {
         return earliest
     }
 
-    /// Applies `commands` in order, all at frame `now`.
-    mutating func apply(_ commands: some Sequence<Command>, at now: Int64) {
-        for command in commands { apply(command, at: now) }
+    /// Applies `commands` in order, all at frame `now`, at `time` (see `apply(_:at:time:)`).
+    mutating func apply(_ commands: some Sequence<Command>, at now: Int64, time: Double = .nan) {
+        for command in commands { apply(command, at: now, time: time) }
     }
 
-    /// Applies `command` at frame `now`: what it changes is heard from `now` on.
-    mutating func apply(_ command: Command, at now: Int64) {
+    /// Applies `command` at frame `now`: what it changes is heard from `now` on. A live output
+    /// passes the CLOCK_MONOTONIC `time` it applies it at (a start is stamped with it, for
+    /// `retire`); NaN, for an output that renders faster than real time, stamps nothing.
+    mutating func apply(_ command: Command, at now: Int64, time: Double = .nan) {
         switch command {
         case .start(let id, let samples, let offset, let options):
             start(id, samples, offset: offset, options: options, at: now)
+            voices[voices.count - 1].startTime = time
         case .stop(let id):
             stop(id, at: now, ramp: frames(Self.stopRamp), curve: .linear)
         case .fadeOut(let id, let duration, let curve):
@@ -117,16 +130,21 @@ struct Timeline {
     }
 
     /// Takes out every voice whose last frame lies before `frame` (all of it has been played);
-    /// their streams stop.
+    /// their streams stop. At `time` (CLOCK_MONOTONIC seconds; a live output passes the time of
+    /// its call), a voice that would end `.finished` stays until its length has passed since its
+    /// start was applied, less `history`'s worth: a device plays no faster than real time, so a
+    /// position beyond that ran ahead of it (counted in `heldFinishes`). A later call retires it.
+    /// NaN, or a voice stamped with no time, holds nothing back.
     /// - Returns: each voice taken out and how it ended, in the order they ended (by last frame;
     ///   among equals, in the order they were started).
-    mutating func retire(playedUpTo frame: Int64) -> [(id: UInt64, end: PlaybackEnd)] {
+    mutating func retire(playedUpTo frame: Int64, time: Double = .nan) -> [(id: UInt64, end: PlaybackEnd)] {
         ended.removeAll(keepingCapacity: true)
-        while let index = firstToEnd(by: frame) {
+        while let index = firstToEnd(by: frame, time: time) {
             let voice = voices.remove(at: index)
             voice.source.cancel()
             ended.append((voice.id, stopping.remove(voice.id) != nil ? .stopped : .finished))
         }
+        for voice in voices where voice.end <= frame { heldFinishes += 1 }
         return ended
     }
 
@@ -196,14 +214,29 @@ struct Timeline {
         voices[index].pan.forget(before: now - history)
     }
 
-    /// The voice that ended first (the first started among equals), if any ended by `frame`.
-    private func firstToEnd(by frame: Int64) -> Int? {
+    /// The voice that ended first (the first started among equals), if any ended by `frame` and
+    /// may be retired at `time`.
+    private func firstToEnd(by frame: Int64, time: Double) -> Int? {
         var first: Int?
-        for index in voices.indices where voices[index].end <= frame {
+        for index in voices.indices where voices[index].end <= frame && mayFinish(voices[index], at: time) {
             if let earliest = first, voices[earliest].end <= voices[index].end { continue }
             first = index
         }
         return first
+    }
+
+    /// Seconds of clock and frame rounding allowed beside the length: a stamp is taken a little
+    /// before or after the frame it goes with.
+    static let finishSlack = 0.002
+
+    /// Whether `voice`'s end may be reported at `time`: a stopped voice at once (its ramp's last
+    /// frame), a finishing one once its length, less the history a rewrite may reach back over,
+    /// has passed since it started.
+    private func mayFinish(_ voice: Voice, at time: Double) -> Bool {
+        guard !time.isNaN, !voice.startTime.isNaN, !stopping.contains(voice.id) else { return true }
+        let rate = Double(sampleRate)
+        let skippable = Double(history ?? 0) / rate
+        return time >= voice.startTime + Double(voice.end - voice.start) / rate - skippable - Self.finishSlack
     }
 }
 

@@ -33,7 +33,9 @@ public struct PlaybackOptions: Sendable, Equatable {
 
 /// Why a play ended. Every play reports exactly one of these, exactly once.
 public enum PlaybackEnd: Sendable, Equatable {
-    /// The last sample was played by the sound server (not merely mixed or sent).
+    /// The last sample was played by the sound server (not merely mixed or sent). Never reported
+    /// sooner after the play than the sound's length: a server plays no faster than real time, so
+    /// a position it reports beyond that delays the finish instead.
     case finished
     /// `PlaybackHandle.stop()` ended it.
     case stopped

@@ -255,13 +255,14 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             }
         }
         let wasIdle = timeline.isEmpty
+        let time = MonotonicClock.now
         for command in drained {
             // Only plays still waiting for their voice start (a failure or a shutdown ended the others).
             if case .start(let id, _, _, _) = command, !requests.isWaiting(id) {
                 command.discard()
                 continue
             }
-            timeline.apply(command, at: writeIndex)
+            timeline.apply(command, at: writeIndex, time: time)
         }
         // The stall clock starts no earlier than the sound.
         if wasIdle && !timeline.isEmpty { progressTime = MonotonicClock.now }
@@ -306,7 +307,9 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
                     .serverStalled,
                     detail: "ALSA PCM \(configuration.device): its position stood still for \(ALSAOutput.stallTimeout) s"))
         }
-        for (id, end) in timeline.retire(playedUpTo: played) { requests.voiceEnded(id, end) }
+        let held = timeline.heldFinishes
+        for (id, end) in timeline.retire(playedUpTo: played, time: now) { requests.voiceEnded(id, end) }
+        if timeline.heldFinishes != held { statisticsState.withLock { $0.heldFinishes = timeline.heldFinishes } }
     }
 
     /// An underrun or a suspend is recovered and the sounds play on; anything else (the device

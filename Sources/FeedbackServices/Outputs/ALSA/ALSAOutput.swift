@@ -81,6 +81,10 @@ public final class ALSAOutput: AudioOutput, Sendable {
         package var rewrites = 0
         /// Times the PCM was opened (the first, and each reopening).
         package var opens = 0
+        /// Voices a position said had been played before their length had passed since they
+        /// started, held back rather than reported `.finished` (`Timeline.heldFinishes`): 0 unless
+        /// the device's reported position ran ahead of it.
+        package var heldFinishes = 0
         /// Whether changes rewind queued audio on the PCM opened last. Known once its first sound
         /// started: an open PCM writes nothing until then, so that sound begins at its frame 0.
         package var rewritesEnabled = false

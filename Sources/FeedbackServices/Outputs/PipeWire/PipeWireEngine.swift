@@ -72,6 +72,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     private let policy = Atomic<Int>(-1)
     private let priority = Atomic<Int>(0)
     private let xruns = Atomic<Int>(0)
+    private let heldFinishes = Atomic<Int>(0)
     /// Whether the loop thread has looked at the data thread's policy (loop thread).
     private var schedulingChecked = false
     /// Whether the line about a data thread without real-time scheduling was written: once per process.
@@ -197,6 +198,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         statistics.quantum = quantum.load(ordering: .relaxed)
         statistics.streamThread = streamThread
         statistics.xruns = xruns.load(ordering: .relaxed)
+        statistics.heldFinishes = heldFinishes.load(ordering: .relaxed)
         return statistics
     }
 
@@ -271,7 +273,9 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
 
     private func process() {
         guard let stream else { return }
-        lastProcess.store(MonotonicClock.nanoseconds, ordering: .relaxed)
+        let nanoseconds = MonotonicClock.nanoseconds
+        let now = Double(nanoseconds) * 1e-9
+        lastProcess.store(nanoseconds, ordering: .relaxed)
         if policy.load(ordering: .relaxed) < 0 {
             var threadPriority: Int32 = 0
             let threadPolicy = fbs_sched_policy(&threadPriority)
@@ -298,10 +302,11 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
             let delay = time.delay * Int64(time.rate.num) * Int64(configuration.sampleRate) / Int64(time.rate.denom)
             // Never past what was rendered: a finish promises the last sample was played.
             let played = min(cursor, cursor - delay - Int64(time.buffered) - Int64(time.queued) / Int64(stride))
-            pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played))
+            pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played, time: now))
+            heldFinishes.store(timeline.heldFinishes, ordering: .relaxed)
         }
         if requests.takeCommandsIfAvailable(into: &drained), !drained.isEmpty {
-            timeline.apply(drained, at: cursor)
+            timeline.apply(drained, at: cursor, time: now)
             drained.removeAll(keepingCapacity: true)
         }
         timeline.render(from: cursor, frames: frames, into: samples.assumingMemoryBound(to: Float.self))
@@ -349,6 +354,9 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         idleSince = nil
         wasStreaming = false
         let coreProperties = fb_pw_properties_new()
+        // The client's own name too, not only its stream's: what `pactl list clients` and
+        // `pw-cli` show (and what a test finds it by).
+        pw_properties_set(coreProperties, "application.name", configuration.applicationName)
         if let remote = configuration.remote { pw_properties_set(coreProperties, "remote.name", remote) }
         // pw_context_connect takes the properties, whatever it returns.
         guard let pwCore = pw_context_connect(context, coreProperties, 0) else {

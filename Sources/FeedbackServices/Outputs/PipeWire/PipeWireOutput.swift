@@ -74,6 +74,10 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         /// Process cycles in which the graph asked for no buffer in time (xruns seen by the stream:
         /// cycles whose buffer could not be dequeued).
         package var xruns = 0
+        /// Voices a position said had been played before their length had passed since they
+        /// started, held back rather than reported `.finished` (`Timeline.heldFinishes`): 0 unless
+        /// the device's reported position ran ahead of it.
+        package var heldFinishes = 0
     }
 
     /// How a thread is scheduled: what `PipeWireOutput` reports of the thread its stream's

@@ -300,10 +300,13 @@ final class PulseAudioConnection {
 
     /// Completes voices whose last sample has been played (stopped ones once their ramp has), as
     /// the server's own report says: a finish promises the last sample was played, so it is never
-    /// taken from an extrapolation.
+    /// taken from an extrapolation, nor from a report that puts it sooner than the sound's length
+    /// after its start (`Timeline.retire`).
     func retireVoices() {
         guard let played = reportedPlayedFrame() else { return }
-        for (id, end) in timeline.retire(playedUpTo: played) { engine.voiceEnded(id, end) }
+        let held = timeline.heldFinishes
+        for (id, end) in timeline.retire(playedUpTo: played, time: MonotonicClock.now) { engine.voiceEnded(id, end) }
+        if timeline.heldFinishes != held { engine.noteHeldFinishes(timeline.heldFinishes) }
     }
 
     /// A timing report arrived: note whether the server's read position moved, and retire what it

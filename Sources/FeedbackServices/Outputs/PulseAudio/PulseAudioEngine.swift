@@ -150,6 +150,7 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
         guard !drained.isEmpty else { return }
         let now = connection.changeFrame()
         let wasIdle = connection.timeline.isEmpty
+        let time = MonotonicClock.now
         for command in drained {
             // Only plays still waiting for their voice start (a failed connection or a shutdown
             // ends the others).
@@ -157,7 +158,7 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
                 command.discard()
                 continue
             }
-            connection.timeline.apply(command, at: now)
+            connection.timeline.apply(command, at: now, time: time)
         }
         // The stall clock starts no earlier than the sound: an idle stream's last report may be old.
         if wasIdle && !connection.timeline.isEmpty { connection.progressTime = MonotonicClock.now }
@@ -191,6 +192,10 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
 
     func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
         requests.voiceEnded(id, end)
+    }
+
+    func noteHeldFinishes(_ count: Int) {
+        shared.withLock { $0.statistics.heldFinishes = count }
     }
 
     func noteUnderflow() {

@@ -78,6 +78,10 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         package var rewrites = 0
         /// Connections made (the first, and each reconnection).
         package var connections = 0
+        /// Voices a position said had been played before their length had passed since they
+        /// started, held back rather than reported `.finished` (`Timeline.heldFinishes`): 0 unless
+        /// the device's reported position ran ahead of it.
+        package var heldFinishes = 0
         /// Whether queued audio is rewritten on changes (false on servers that do not honour it).
         package var rewritesEnabled = true
         /// When the stream last became ready to play (CLOCK_MONOTONIC seconds), nil before the
