@@ -58,9 +58,9 @@ package enum FeedbackEndReason: UInt32, Sendable {
 ///
 /// `org.sigxcpu.Feedback.Haptic` at the same path: `Vibrate(s app_id, a(du) pattern) → b` plays the
 /// caller's pattern (magnitude 0…1, duration in ms), replacing the caller's previous one; an empty
-/// pattern (or one of pauses only) stops it. At most `maximumVibrateSteps` steps, each at most
-/// `maximumVibrateStep` ms, `FeedbackTheme.maximumDuration` ms in all (more: `InvalidArgs`; feedbackd
-/// cuts such patterns short silently). It returns false when there is no vibrator or the profile is
+/// pattern (or one of pauses only) stops it. At most `RequestBounds.maximumVibrateSteps` steps,
+/// each at most `RequestBounds.maximumVibrateStep` ms, `FeedbackTheme.maximumDuration` ms in all
+/// (more: `InvalidArgs`; feedbackd cuts such patterns short silently). It returns false when there is no vibrator or the profile is
 /// silent, as feedbackd's does, and the vibration stops when its client leaves the bus.
 ///
 /// An `Led` feedback blinks an LED found when the feedback starts (so an LED plugged in later is
@@ -132,8 +132,6 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         .property("Profile", signature: "s", writable: true, emitsChange: true),
     ]
 
-    /// The longest app id or event name accepted, in bytes.
-    package static let maximumNameLength = 255
     /// The most hints a call may carry.
     package static let maximumHints = 32
     /// The hints read, with their types.
@@ -141,10 +139,6 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// The largest `sound-file` accepted, in bytes: a 30 s sound (the decoder's limit) of 48 kHz
     /// stereo 32-bit PCM is 11 MiB; this leaves room for higher rates and lossless containers.
     package static let maximumSoundFileSize = 64 << 20
-    /// The most steps a `Vibrate` pattern may have.
-    package static let maximumVibrateSteps = 64
-    /// The longest step of a `Vibrate` pattern, in ms (feedbackd's bound too).
-    package static let maximumVibrateStep = 10_000
     /// The app ids whose `important` hint is honoured by default: feedbackd's `allow-important`
     /// default.
     package static let defaultImportantApps: Set<String> = [
@@ -276,7 +270,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             return []
         case "Vibrate":
             let appID = try message.readString()
-            let steps = try message.readDoubleUInt32Pairs(limit: Self.maximumVibrateSteps)
+            let steps = try message.readDoubleUInt32Pairs(limit: RequestBounds.maximumVibrateSteps)
             return [.boolean(try vibrate(appID: appID, steps: steps, client: message.sender, bus: bus))]
         default:
             throw .failed("no method \(message.member)")
@@ -293,7 +287,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package func set(_ name: String, to value: BusValue, bus: BusContext) throws(BusError) {
         guard name == "Profile" else { throw .invalidArgs("no property \(name)") }
         guard let text = value.string, let profile = FeedbackProfile(rawValue: text) else {
-            throw .invalidArgs("'\(value.string?.prefix(Self.maximumNameLength) ?? "")' is not a profile: full, quiet or silent")
+            throw .invalidArgs("'\(value.string?.prefix(RequestBounds.maximumNameLength) ?? "")' is not a profile: full, quiet or silent")
         }
         if let fixed = manager.settings.environmentProfile {
             throw .failed("the profile is fixed at \(fixed.rawValue) by \(FeedbackSettings.environmentVariable) in the service's environment")
@@ -386,8 +380,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         // feedbackd refuses an empty app id or event (fbd_feedback_manager_handle_trigger_feedback).
         guard !appID.isEmpty else { throw .invalidArgs("Invalid app id: it is empty") }
         guard !event.isEmpty else { throw .invalidArgs("Invalid event: it is empty") }
-        guard appID.utf8.count <= Self.maximumNameLength, event.utf8.count <= Self.maximumNameLength else {
-            throw .invalidArgs("app_id and event may have at most \(Self.maximumNameLength) bytes")
+        guard appID.utf8.count <= RequestBounds.maximumNameLength, event.utf8.count <= RequestBounds.maximumNameLength
+        else {
+            throw .invalidArgs("app_id and event may have at most \(RequestBounds.maximumNameLength) bytes")
         }
         // As feedbackd: a timeout below −1 plays once.
         let timeout = max(timeout, -1)
@@ -592,10 +587,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     private func vibrate(appID: String, steps: [(Double, UInt32)], client: String, bus: BusContext) throws(BusError)
         -> Bool
     {
-        guard appID.utf8.count <= Self.maximumNameLength else {
-            throw .invalidArgs("app_id may have at most \(Self.maximumNameLength) bytes")
+        guard appID.utf8.count <= RequestBounds.maximumNameLength else {
+            throw .invalidArgs("app_id may have at most \(RequestBounds.maximumNameLength) bytes")
         }
-        let pattern = try Self.vibrationSteps(steps)
+        let pattern = try RequestBounds.vibrationSteps(steps)
         let now = MonotonicClock.now
         let previous = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
             guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
@@ -636,28 +631,6 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         holder.withLock { $0 = playback }
         state.withLock { $0.vibrations[client] = playback }
         return true
-    }
-
-    /// A `Vibrate` pattern's (magnitude, ms) steps, checked: magnitudes 0…1, at most
-    /// `maximumVibrateStep` ms a step and `FeedbackTheme.maximumDuration` ms in all (the step count
-    /// is bounded as the pattern is read). `Haptic.Vibrate` and SystemSounds1's `Vibrate` take the same.
-    /// - Throws: `InvalidArgs` naming what is out of bounds.
-    static func vibrationSteps(_ steps: [(Double, UInt32)]) throws(BusError) -> [VibrationPattern.Step] {
-        var pattern: [VibrationPattern.Step] = []
-        for (magnitude, duration) in steps {
-            guard magnitude.isFinite, (0...1).contains(magnitude) else {
-                throw .invalidArgs("magnitude \(magnitude) is outside 0…1")
-            }
-            guard duration <= maximumVibrateStep else {
-                throw .invalidArgs("a step of \(duration) ms is longer than \(maximumVibrateStep) ms")
-            }
-            pattern.append(VibrationPattern.Step(duration: Int(duration), intensity: magnitude))
-        }
-        let total = pattern.reduce(0) { $0 + $1.duration }
-        guard total <= FeedbackTheme.maximumDuration else {
-            throw .invalidArgs("the pattern lasts \(total) ms, more than \(FeedbackTheme.maximumDuration) ms")
-        }
-        return pattern
     }
 
     /// Why `client` may not trigger now, if it may not: a limit it reached. Takes a token when it may.

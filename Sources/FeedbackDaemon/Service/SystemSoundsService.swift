@@ -178,7 +178,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         case "DescribeEvent":
             return [try describe(.event(try Self.eventName(message)), client: client)]
         case "Vibrate":
-            let steps = try message.readDoubleUInt32Pairs(limit: FeedbackService.maximumVibrateSteps)
+            let steps = try message.readDoubleUInt32Pairs(limit: RequestBounds.maximumVibrateSteps)
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8), sound: false)
             return [.uint32(try vibrate(steps, options: options, message: message, bus: bus))]
         case "Stop":
@@ -277,8 +277,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 case ("alert", .boolean(let alert)) where sound:
                     type = alert ? .audioAndVibrate : .audioOnly
                 case ("detached", .string(let group)):
-                    guard !group.isEmpty, group.utf8.count <= FeedbackService.maximumNameLength else {
-                        throw .invalidArgs("a detached group has 1 to \(FeedbackService.maximumNameLength) bytes")
+                    guard !group.isEmpty, group.utf8.count <= RequestBounds.maximumNameLength else {
+                        throw .invalidArgs("a detached group has 1 to \(RequestBounds.maximumNameLength) bytes")
                     }
                     detached = group
                 default:
@@ -289,11 +289,11 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    /// `PlayEvent`'s and `DescribeEvent`'s event name: 1 to `maximumNameLength` bytes.
+    /// `PlayEvent`'s and `DescribeEvent`'s event name: 1 to `RequestBounds.maximumNameLength` bytes.
     private static func eventName(_ message: BusMessage) throws(BusError) -> String {
         let event = try message.readString()
-        guard !event.isEmpty, event.utf8.count <= FeedbackService.maximumNameLength else {
-            throw .invalidArgs("an event name has 1 to \(FeedbackService.maximumNameLength) bytes")
+        guard !event.isEmpty, event.utf8.count <= RequestBounds.maximumNameLength else {
+            throw .invalidArgs("an event name has 1 to \(RequestBounds.maximumNameLength) bytes")
         }
         return event
     }
@@ -354,7 +354,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     private func vibrate(_ steps: [(Double, UInt32)], options: PlayOptions, message: BusMessage, bus: BusContext)
         throws(BusError) -> UInt32
     {
-        guard let pattern = try? VibrationPattern(steps: try FeedbackService.vibrationSteps(steps)) else {
+        guard let pattern = try? VibrationPattern(steps: try RequestBounds.vibrationSteps(steps)) else {
             throw .invalidArgs("the pattern never vibrates (a vibration is stopped with Stop)")
         }
         try takeToken(message.sender)
@@ -555,8 +555,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     }
 
     private func register(descriptor: Int32, name: String, client: String) throws(BusError) -> UInt32 {
-        guard name.utf8.count <= FeedbackService.maximumNameLength else {
-            throw .invalidArgs("a name has at most \(FeedbackService.maximumNameLength) bytes")
+        guard name.utf8.count <= RequestBounds.maximumNameLength else {
+            throw .invalidArgs("a name has at most \(RequestBounds.maximumNameLength) bytes")
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
