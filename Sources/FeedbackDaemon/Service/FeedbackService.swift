@@ -98,8 +98,9 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// `replace(theme:desktop:)` swaps the theme and the desktop settings (SIGHUP); `settingsChanged`
 /// announces a `Profile` another process wrote.
 ///
-/// Clients are not trusted, so each is bounded (`Limits`): feedbacks running at once, and triggers
-/// (and `Vibrate` calls) a second (a token bucket). A trigger over a limit is refused with
+/// Clients are not trusted, so each is bounded (`Limits`, kept by a `ClientSessions` table, which
+/// also numbers the feedbacks): feedbacks running at once, and triggers (and `Vibrate` calls) a
+/// second (a token bucket). A trigger over a limit is refused with
 /// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit; so is one over the
 /// service's total, so that the service never grows without bound whatever the number of clients.
 ///
@@ -173,12 +174,11 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package let leds: LEDDiscovery
     private let log: @Sendable (String) -> Void
 
+    /// What the service keeps of a feedback; its client, and whether it ends by itself (timeout −1),
+    /// are its session's.
     private struct Ongoing {
-        var client: String
         var appID: String
         var event: String
-        /// Timeout −1: it ends by itself, so it may outlive its client.
-        var once: Bool
         var playback: FeedbackPlayback?
         /// Why it is being ended, once something asked; nil while it runs its course.
         var reason: FeedbackEndReason?
@@ -202,24 +202,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var priority: UInt8
     }
 
-    /// A client's trigger budget: tokens refill at `triggersPerSecond` up to `triggerBurst`.
-    private struct Bucket {
-        var tokens: Double
-        var time: Double
-    }
-
     private struct State {
         var theme: FeedbackTheme
         var desktop: DesktopSoundSettings
         /// The profile last announced with `PropertiesChanged`.
         var announcedProfile: FeedbackProfile
-        var feedbacks: [UInt32: Ongoing] = [:]
+        /// The feedbacks, their caps, and every client's trigger budget, which `Haptic.Vibrate`
+        /// draws on too.
+        var feedbacks: ClientSessions<Ongoing>
         /// Each client's `Haptic.Vibrate` pattern, while it plays.
         var vibrations: [String: FeedbackPlayback] = [:]
-        /// By unique name; removed when the client leaves the bus, so bounded by the bus's clients.
-        var buckets: [String: Bucket] = [:]
-        var nextID: UInt32 = 1
-        var stopping = false
         var stopped = false
         var reportedNoVibrator = false
         var reportedNoLED = false
@@ -240,7 +232,13 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         self.limits = limits
         self.importantApps = importantApps
         self.log = log
-        state = Lock(State(theme: theme, desktop: desktop, announcedProfile: manager.profile))
+        let sessions = SessionLimits(
+            perClient: limits.feedbacksPerClient, total: limits.feedbacks, perSecond: limits.triggersPerSecond,
+            burst: limits.triggerBurst)
+        state = Lock(
+            State(
+                theme: theme, desktop: desktop, announcedProfile: manager.profile,
+                feedbacks: ClientSessions(limits: sessions, clientLeftPolicy: .endLooping)))
     }
 
     /// Serves both interfaces on `bus` and follows clients leaving the bus.
@@ -391,11 +389,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let now = MonotonicClock.now
         let lookup = state.withLock {
             state -> Result<(id: UInt32, feedbacks: [ThemeFeedback], desktop: DesktopSoundSettings), BusError> in
-            guard !state.stopping else { return .failure(.failed("feedbackservicesd is stopping")) }
-            if let refusal = admit(client, now: now, state: &state) { return .failure(refusal) }
-            var id = state.nextID
-            while id == 0 || state.feedbacks[id] != nil { id &+= 1 }
-            state.nextID = id &+ 1
+            let id: UInt32
+            do throws(SessionRefusal) {
+                id = try state.feedbacks.admit(client, token: .take(now: now))
+            } catch {
+                return .failure(sessionRefusal(error, client: client))
+            }
             return .success((id, state.theme.feedbacks(for: event, profile: level), state.desktop))
         }
         let (id, feedbacks, desktop) = try lookup.get()
@@ -442,9 +441,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         // feedbackd would restart it without end.
         let dummyRuns = (dummy ?? 0) > 0
         state.withLock {
-            $0.feedbacks[id] = Ongoing(
-                client: client, appID: appID, event: event, once: timeout == -1, soundFile: soundFile, playing: plays,
-                dummy: dummyRuns, blinks: blinks)
+            $0.feedbacks.insert(
+                Ongoing(
+                    appID: appID, event: event, soundFile: soundFile, playing: plays, dummy: dummyRuns, blinks: blinks),
+                id: id, client: client, endsByItself: timeout == -1)
         }
         let connection = bus.connection
         if let dummy, dummyRuns, timeout == -1 {
@@ -564,19 +564,20 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             default: throw refuse(.invalidArgs("\(path): \(error)"))
             }
         }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            let error = Errno.current
+        let size: Int?
+        do {
+            size = try System.regularFileSize(fd)
+        } catch {
             close(fd)
             throw refuse(.invalidArgs("\(path): \(error)"))
         }
-        guard status.st_mode & S_IFMT == S_IFREG else {
+        guard let size else {
             close(fd)
             throw refuse(.invalidArgs("\(path) is not a regular file"))
         }
-        guard status.st_size <= Self.maximumSoundFileSize else {
+        guard size <= Self.maximumSoundFileSize else {
             close(fd)
-            throw refuse(.invalidArgs("\(path) has \(status.st_size) bytes, more than \(Self.maximumSoundFileSize)"))
+            throw refuse(.invalidArgs("\(path) has \(size) bytes, more than \(Self.maximumSoundFileSize)"))
         }
         return fd
     }
@@ -593,8 +594,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let pattern = try RequestBounds.vibrationSteps(steps)
         let now = MonotonicClock.now
         let previous = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
-            guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
-            if let refusal = admit(client, now: now, counting: false, state: &state) { throw refusal }
+            guard !state.feedbacks.isStopping else { throw sessionRefusal(.stopping, client: client) }
+            do throws(SessionRefusal) {
+                try state.feedbacks.takeToken(client, now: now)
+            } catch {
+                throw sessionRefusal(error, client: client)
+            }
             guard state.vibrations[client] != nil || state.vibrations.count < limits.feedbacks else {
                 throw .limitsExceeded("concurrent vibrations: \(limits.feedbacks) clients are vibrating, the most the service runs")
             }
@@ -633,32 +638,26 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         return true
     }
 
-    /// Why `client` may not trigger now, if it may not: a limit it reached. Takes a token when it may.
-    private func admit(_ client: String, now: Double, counting: Bool = true, state: inout State) -> BusError? {
-        var bucket = state.buckets[client] ?? Bucket(tokens: limits.triggerBurst, time: now)
-        bucket.tokens = min(limits.triggerBurst, bucket.tokens + (now - bucket.time) * limits.triggersPerSecond)
-        bucket.time = now
-        defer { state.buckets[client] = bucket }
-        guard bucket.tokens >= 1 else {
+    /// A refusal of `client`'s trigger or `Vibrate` call as the reply says it: the limit it reached.
+    private func sessionRefusal(_ refusal: SessionRefusal, client: String) -> BusError {
+        switch refusal {
+        case .stopping:
+            return .failed("feedbackservicesd is stopping")
+        case .rate:
             return .limitsExceeded(
                 "trigger rate: client \(client) sent more than \(Int(limits.triggersPerSecond)) triggers a second "
                     + "(after a burst of \(Int(limits.triggerBurst)))")
-        }
-        let own = counting ? state.feedbacks.values.lazy.filter { $0.client == client }.count : 0
-        guard own < limits.feedbacksPerClient else {
+        case .perClient(let running):
             return .limitsExceeded(
-                "concurrent feedbacks per client: client \(client) has \(own) running, the most one client may have")
-        }
-        guard !counting || state.feedbacks.count < limits.feedbacks else {
+                "concurrent feedbacks per client: client \(client) has \(running) running, the most one client may have")
+        case .total:
             return .limitsExceeded("concurrent feedbacks: \(limits.feedbacks) are running, the most the service runs")
         }
-        bucket.tokens -= 1
-        return nil
     }
 
     private func endFeedback(_ id: UInt32, client: String, bus: BusContext) throws(BusError) {
         // An id that already ended is not an error: a client's EndFeedback may cross its FeedbackEnded.
-        guard let owner = state.withLock({ $0.feedbacks[id]?.client }) else { return }
+        guard let owner = state.withLock({ $0.feedbacks.client(of: id) }) else { return }
         guard owner == client else { throw .accessDenied("feedback \(id) belongs to another client") }
         end(id, reason: .explicit, bus: bus)
     }
@@ -683,16 +682,15 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         playback?.stop()
     }
 
+    /// A client left: its looping and timed feedbacks end (`ClientLeftPolicy.endLooping`), and its
+    /// `Haptic.Vibrate` pattern stops.
     private func clientLeft(_ name: String, bus: BusContext) {
-        let (ids, vibration) = state.withLock { state in
-            state.buckets[name] = nil
-            return (
-                state.feedbacks.filter { $0.value.client == name }.map { ($0.key, $0.value.once) },
-                state.vibrations.removeValue(forKey: name)
-            )
+        let (departure, vibration) = state.withLock { state in
+            (state.feedbacks.clientLeft(name), state.vibrations.removeValue(forKey: name))
         }
+        for id in departure.ending { end(id, reason: .explicit, bus: bus) }
         // A play-once feedback's sound plays on; its blink, which nobody would end, does not.
-        for (id, once) in ids { end(id, reason: .explicit, bus: bus, blinksOnly: once) }
+        for id in departure.runningOn { end(id, reason: .explicit, bus: bus, blinksOnly: true) }
         vibration?.stop()
     }
 
@@ -722,18 +720,19 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// Feedback `id` has ended, all its parts: `FeedbackEnded`, on the bus thread.
     private func complete(_ id: UInt32, bus: BusContext) {
         let (ended, firstNoVibrator, lastToStop) = state.withLock { state in
-            let ended = state.feedbacks.removeValue(forKey: id)
+            let ended = state.feedbacks.remove(id)
             var firstNoVibrator = false
-            if case .noVibrator = ended?.result?.vibration, !state.reportedNoVibrator {
+            if case .noVibrator = ended?.play.result?.vibration, !state.reportedNoVibrator {
                 state.reportedNoVibrator = true
                 firstNoVibrator = true
             }
-            return (ended, firstNoVibrator, state.stopping && state.feedbacks.isEmpty)
+            return (ended, firstNoVibrator, state.feedbacks.isStopping && state.feedbacks.isEmpty)
         }
         // Nil: a stop that could not wait any longer has reported it already.
-        if let ended {
+        if let session = ended {
+            let ended = session.play
             if let fd = ended.soundFile { close(fd) }
-            let who = "event '\(ended.event)' (client \(ended.client), app id '\(ended.appID)')"
+            let who = "event '\(ended.event)' (client \(session.client), app id '\(ended.appID)')"
             if let problem = ended.result.flatMap(Self.problem) {
                 log("feedback \(id) for \(who) did not play as asked: \(problem)")
             }
@@ -780,18 +779,13 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// Ends every feedback (reason 2), sends their `FeedbackEnded` once their sound stopped (or
     /// after `shutdownGrace`), gives the name back and ends the loop. Later triggers are refused.
     package func stop(bus: BusContext) {
-        let (ids, already) = state.withLock { state in
-            defer { state.stopping = true }
-            return (Array(state.feedbacks.keys), state.stopping)
-        }
-        guard !already else { return }
+        guard let ids = state.withLock({ $0.feedbacks.beginStopping() }) else { return }
         for vibration in state.withLock({ Array($0.vibrations.values) }) { vibration.stop() }
         for id in ids { end(id, reason: .explicit, bus: bus) }
         if ids.isEmpty { return finishStopping(bus: bus) }
         let reportLate: (BusContext) -> Void = { [self] bus in
             let late = state.withLock { state in
-                defer { state.feedbacks.removeAll() }
-                return state.feedbacks.map { ($0.key, $0.value.reason ?? .explicit) }
+                state.feedbacks.removeAll().map { ($0.id, $0.session.play.reason ?? .explicit) }
             }
             // Their sound files stay open: a decode may still read them, and the process ends.
             for (id, reason) in late {
