@@ -1,3 +1,4 @@
+import FeedbackBus
 @testable import FeedbackDaemon
 import Testing
 
@@ -119,6 +120,33 @@ import Testing
         let rest = table.removeAll()
         #expect(rest.map(\.id) == [second] && rest.map(\.session.play) == ["b"])
         #expect(table.removeAll().isEmpty && table.remove(second) == nil && table.isEmpty)
+    }
+
+    @Test(arguments: [
+        (
+            FeedbackService.Limits().sessions, FeedbackService.sessionWording,
+            [
+                "trigger rate: client :1.7 sent more than 20 triggers a second (after a burst of 40)",
+                "concurrent feedbacks per client: client :1.7 has 5 running, the most one client may have",
+                "concurrent feedbacks: 256 are running, the most the service runs",
+            ]
+        ),
+        (
+            SystemSoundsService.Limits().sessions, SystemSoundsService.sessionWording,
+            [
+                "play rate: client :1.7 started more than 20 plays a second (after a burst of 40)",
+                "plays per client: client :1.7 has 5 running, the most one client may have",
+                "plays: 512 are running, the most the service runs",
+            ]
+        ),
+    ])
+    func refusalsNameTheLimitInEachInterfacesWords(limits: SessionLimits, wording: SessionWording, messages: [String]) {
+        let refusals: [SessionRefusal] = [.rate, .perClient(running: 5), .total]
+        let errors = refusals.map { $0.busError(client: ":1.7", limits: limits, wording: wording) }
+        #expect(errors == messages.map(BusError.limitsExceeded))
+        #expect(
+            SessionRefusal.stopping.busError(client: ":1.7", limits: limits, wording: wording)
+                == .failed("feedbackservicesd is stopping"))
     }
 }
 

@@ -1,27 +1,21 @@
+import FeedbackBus
+
 /// How much one client, and all of them together, may run through one `ClientSessions` table.
 /// A value; safe to share across threads.
-package struct SessionLimits: Sendable, Equatable {
+struct SessionLimits: Sendable, Equatable {
     /// Plays one client may have running at once.
-    package var perClient: Int
+    var perClient: Int
     /// Plays running at once, all clients together.
-    package var total: Int
+    var total: Int
     /// Requests a second one client may make, sustained.
-    package var perSecond: Double
+    var perSecond: Double
     /// Requests one client may make at once after a quiet spell (the token bucket's size).
-    package var burst: Double
-
-    /// These limits.
-    package init(perClient: Int, total: Int, perSecond: Double, burst: Double) {
-        self.perClient = perClient
-        self.total = total
-        self.perSecond = perSecond
-        self.burst = burst
-    }
+    var burst: Double
 }
 
 /// What becomes of a client's plays when it leaves the bus. Either way the table marks them
 /// `clientGone` and forgets the client's token bucket.
-package enum ClientLeftPolicy: Sendable, Equatable {
+enum ClientLeftPolicy: Sendable, Equatable {
     /// Every play runs to its end: each is short, and a fire-and-forget caller such as
     /// `gdbus call` leaves at once (`SystemSounds1`).
     case letRun
@@ -31,15 +25,15 @@ package enum ClientLeftPolicy: Sendable, Equatable {
 }
 
 /// Where the token a new play costs comes from (`ClientSessions.admit`).
-package enum SessionToken: Sendable, Equatable {
+enum SessionToken: Sendable, Equatable {
     /// Take it from the client's bucket at `now` (seconds, monotonic), once the caps are met too.
     case take(now: Double)
     /// `ClientSessions.takeToken` took it already, when the request was looked up.
     case alreadyTaken
 }
 
-/// Why `ClientSessions` refused a request. The interface words it for its own clients.
-package enum SessionRefusal: Error, Equatable {
+/// Why `ClientSessions` refused a request; `busError` says it in the interface's own words.
+enum SessionRefusal: Error, Equatable {
     /// The service is stopping.
     case stopping
     /// The client's token bucket is empty.
@@ -48,6 +42,37 @@ package enum SessionRefusal: Error, Equatable {
     case perClient(running: Int)
     /// `SessionLimits.total` plays are running.
     case total
+}
+
+/// How an interface names what its `ClientSessions` counts, in the messages of its refusals.
+/// A value; safe to share across threads.
+struct SessionWording: Sendable {
+    /// What a client asks for, singular: "trigger", "play".
+    var request: String
+    /// What a client does with one, in the past tense: "sent", "started".
+    var verb: String
+    /// What runs at once, plural: "concurrent feedbacks", "plays".
+    var running: String
+}
+
+extension SessionRefusal {
+    /// The refusal as the reply to `client` says it, in `wording`: `LimitsExceeded` naming the
+    /// limit of `limits` that was reached, or `Failed` while the service stops.
+    func busError(client: String, limits: SessionLimits, wording: SessionWording) -> BusError {
+        switch self {
+        case .stopping:
+            .failed("feedbackservicesd is stopping")
+        case .rate:
+            .limitsExceeded(
+                "\(wording.request) rate: client \(client) \(wording.verb) more than \(Int(limits.perSecond)) "
+                    + "\(wording.request)s a second (after a burst of \(Int(limits.burst)))")
+        case .perClient(let running):
+            .limitsExceeded(
+                "\(wording.running) per client: client \(client) has \(running) running, the most one client may have")
+        case .total:
+            .limitsExceeded("\(wording.running): \(limits.total) are running, the most the service runs")
+        }
+    }
 }
 
 /// The plays of one D-Bus interface's clients, in one place for every interface: each play's ID,
@@ -61,52 +86,52 @@ package enum SessionRefusal: Error, Equatable {
 /// once: `remove` or `removeAll` hands it over, and afterwards neither finds it.
 ///
 /// Thread safety: a value; its owner keeps it behind its own lock.
-package struct ClientSessions<Play> {
+struct ClientSessions<Play> {
     /// One play in the table.
-    package struct Session {
+    struct Session {
         /// The unique bus name of the client that started it.
-        package let client: String
+        let client: String
         /// Whether it ends by itself (a sound played once), so that it may outlive its client.
-        package let endsByItself: Bool
+        let endsByItself: Bool
         /// Whether its client has left the bus.
-        package fileprivate(set) var clientGone = false
+        fileprivate(set) var clientGone = false
         /// What the interface keeps of it.
-        package fileprivate(set) var play: Play
+        fileprivate(set) var play: Play
     }
 
     /// A client's plays when it left the bus, by what the policy does with them, each in ID order.
-    package struct Departure: Equatable {
+    struct Departure: Equatable {
         /// Those the interface is to end now.
-        package var ending: [UInt32] = []
+        var ending: [UInt32] = []
         /// Those that run to their end.
-        package var runningOn: [UInt32] = []
+        var runningOn: [UInt32] = []
     }
 
     /// The limits in force.
-    package let limits: SessionLimits
+    let limits: SessionLimits
     /// What becomes of a client's plays when it leaves.
-    package let clientLeftPolicy: ClientLeftPolicy
+    let clientLeftPolicy: ClientLeftPolicy
     /// The plays, by ID.
-    package private(set) var sessions: [UInt32: Session] = [:]
+    private(set) var sessions: [UInt32: Session] = [:]
     /// Whether `beginStopping` was called: every later `admit` is refused.
-    package private(set) var isStopping = false
+    private(set) var isStopping = false
     private var budgets: TriggerBudgets
     private var nextID: UInt32 = 1
 
     /// An empty table within `limits`, following `clientLeftPolicy`.
-    package init(limits: SessionLimits, clientLeftPolicy: ClientLeftPolicy) {
+    init(limits: SessionLimits, clientLeftPolicy: ClientLeftPolicy) {
         self.limits = limits
         self.clientLeftPolicy = clientLeftPolicy
         budgets = TriggerBudgets(rate: limits.perSecond, burst: limits.burst)
     }
 
     /// Whether no play is in the table.
-    package var isEmpty: Bool { sessions.isEmpty }
+    var isEmpty: Bool { sessions.isEmpty }
 
     /// The play numbered `id`, if it is in the table. Setting it changes what the table keeps of a
     /// play in the table; setting nil, or a play not in the table, changes nothing (`remove` takes
     /// a play out).
-    package subscript(id: UInt32) -> Play? {
+    subscript(id: UInt32) -> Play? {
         get { sessions[id]?.play }
         set {
             guard let newValue, sessions[id] != nil else { return }
@@ -115,19 +140,19 @@ package struct ClientSessions<Play> {
     }
 
     /// The client that started play `id`, if it is in the table.
-    package func client(of id: UInt32) -> String? {
+    func client(of id: UInt32) -> String? {
         sessions[id]?.client
     }
 
     /// The plays of `client`, in ID order.
-    package func plays(of client: String) -> [(id: UInt32, session: Session)] {
+    func plays(of client: String) -> [(id: UInt32, session: Session)] {
         sessions.filter { $0.value.client == client }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     /// Takes one of `client`'s tokens at `now` (seconds, monotonic), for a request that starts no
     /// play of the table's or that `admit`s one later with `SessionToken.alreadyTaken`.
     /// - Throws: `SessionRefusal.rate` when its bucket is empty.
-    package mutating func takeToken(_ client: String, now: Double) throws(SessionRefusal) {
+    mutating func takeToken(_ client: String, now: Double) throws(SessionRefusal) {
         guard budgets.take(client, now: now) else { throw .rate }
     }
 
@@ -135,7 +160,7 @@ package struct ClientSessions<Play> {
     /// stopping, `client` has a token (`token`), it has fewer than `perClient` plays, the table
     /// fewer than `total`. A token to take is taken only when all pass. The play enters the table
     /// with `insert`; until then the number is the caller's, and no later `admit` gives it.
-    package mutating func admit(_ client: String, token: SessionToken) throws(SessionRefusal) -> UInt32 {
+    mutating func admit(_ client: String, token: SessionToken) throws(SessionRefusal) -> UInt32 {
         guard !isStopping else { throw .stopping }
         if case .take(let now) = token, !budgets.refill(client, now: now) { throw .rate }
         let own = sessions.values.lazy.filter { $0.client == client }.count
@@ -149,12 +174,12 @@ package struct ClientSessions<Play> {
     }
 
     /// Puts `play`, numbered `id` by `admit`, in the table as `client`'s.
-    package mutating func insert(_ play: Play, id: UInt32, client: String, endsByItself: Bool) {
+    mutating func insert(_ play: Play, id: UInt32, client: String, endsByItself: Bool) {
         sessions[id] = Session(client: client, endsByItself: endsByItself, play: play)
     }
 
     /// `admit`, then `insert`: a play that enters the table as soon as it is numbered.
-    package mutating func open(_ play: Play, client: String, endsByItself: Bool, token: SessionToken)
+    mutating func open(_ play: Play, client: String, endsByItself: Bool, token: SessionToken)
         throws(SessionRefusal) -> UInt32
     {
         let id = try admit(client, token: token)
@@ -163,19 +188,19 @@ package struct ClientSessions<Play> {
     }
 
     /// Takes play `id` out of the table: the play, the first time; nil afterwards.
-    package mutating func remove(_ id: UInt32) -> Session? {
+    mutating func remove(_ id: UInt32) -> Session? {
         sessions.removeValue(forKey: id)
     }
 
     /// Takes every play out of the table, in ID order.
-    package mutating func removeAll() -> [(id: UInt32, session: Session)] {
+    mutating func removeAll() -> [(id: UInt32, session: Session)] {
         defer { sessions.removeAll() }
         return sessions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     /// `client` left the bus: forgets its token bucket, marks its plays `clientGone`, and says which
     /// of them `clientLeftPolicy` ends. The plays stay in the table until they are removed.
-    package mutating func clientLeft(_ client: String) -> Departure {
+    mutating func clientLeft(_ client: String) -> Departure {
         budgets.forget(client)
         var departure = Departure()
         for (id, session) in plays(of: client) {
@@ -191,7 +216,7 @@ package struct ClientSessions<Play> {
 
     /// The service stops: later `admit`s are refused. The IDs of the plays to end, in ID order, the
     /// first time; nil on a later call, so that a stop asked twice ends them once.
-    package mutating func beginStopping() -> [UInt32]? {
+    mutating func beginStopping() -> [UInt32]? {
         guard !isStopping else { return nil }
         isStopping = true
         return sessions.keys.sorted()

@@ -162,7 +162,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
 
         /// The defaults.
         package init() {}
+
+        /// The limits its `ClientSessions` table keeps.
+        var sessions: SessionLimits {
+            SessionLimits(
+                perClient: feedbacksPerClient, total: feedbacks, perSecond: triggersPerSecond, burst: triggerBurst)
+        }
     }
+
+    /// How its refusals name triggers and feedbacks.
+    static let sessionWording = SessionWording(request: "trigger", verb: "sent", running: "concurrent feedbacks")
 
     /// Where every feedback plays.
     package let manager: FeedbackManager
@@ -232,13 +241,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         self.limits = limits
         self.importantApps = importantApps
         self.log = log
-        let sessions = SessionLimits(
-            perClient: limits.feedbacksPerClient, total: limits.feedbacks, perSecond: limits.triggersPerSecond,
-            burst: limits.triggerBurst)
         state = Lock(
             State(
                 theme: theme, desktop: desktop, announcedProfile: manager.profile,
-                feedbacks: ClientSessions(limits: sessions, clientLeftPolicy: .endLooping)))
+                feedbacks: ClientSessions(limits: limits.sessions, clientLeftPolicy: .endLooping)))
     }
 
     /// Serves both interfaces on `bus` and follows clients leaving the bus.
@@ -638,21 +644,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         return true
     }
 
-    /// A refusal of `client`'s trigger or `Vibrate` call as the reply says it: the limit it reached.
+    /// A refusal of `client`'s trigger or `Vibrate` call as the reply says it.
     private func sessionRefusal(_ refusal: SessionRefusal, client: String) -> BusError {
-        switch refusal {
-        case .stopping:
-            return .failed("feedbackservicesd is stopping")
-        case .rate:
-            return .limitsExceeded(
-                "trigger rate: client \(client) sent more than \(Int(limits.triggersPerSecond)) triggers a second "
-                    + "(after a burst of \(Int(limits.triggerBurst)))")
-        case .perClient(let running):
-            return .limitsExceeded(
-                "concurrent feedbacks per client: client \(client) has \(running) running, the most one client may have")
-        case .total:
-            return .limitsExceeded("concurrent feedbacks: \(limits.feedbacks) are running, the most the service runs")
-        }
+        refusal.busError(client: client, limits: limits.sessions, wording: Self.sessionWording)
     }
 
     private func endFeedback(_ id: UInt32, client: String, bus: BusContext) throws(BusError) {

@@ -101,7 +101,15 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
 
         /// The defaults.
         package init() {}
+
+        /// The limits its `ClientSessions` table keeps.
+        var sessions: SessionLimits {
+            SessionLimits(perClient: playsPerClient, total: plays, perSecond: playsPerSecond, burst: playBurst)
+        }
     }
+
+    /// How its refusals name plays.
+    static let sessionWording = SessionWording(request: "play", verb: "started", running: "plays")
 
     /// Where every play goes; its registry gives `RegisterFD` sounds their service-range IDs.
     package let manager: FeedbackManager
@@ -147,10 +155,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         self.manager = manager
         self.limits = limits
         self.log = log
-        let sessions = SessionLimits(
-            perClient: limits.playsPerClient, total: limits.plays, perSecond: limits.playsPerSecond,
-            burst: limits.playBurst)
-        state = Lock(State(plays: ClientSessions(limits: sessions, clientLeftPolicy: .letRun)))
+        state = Lock(State(plays: ClientSessions(limits: limits.sessions, clientLeftPolicy: .letRun)))
     }
 
     /// Serves the interface on `bus` and follows clients leaving the bus.
@@ -382,20 +387,9 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    /// A refusal of `client`'s request as the reply says it: the limit it reached.
+    /// A refusal of `client`'s request as the reply says it.
     private func sessionRefusal(_ refusal: SessionRefusal, client: String) -> BusError {
-        switch refusal {
-        case .stopping:
-            return .failed("feedbackservicesd is stopping")
-        case .rate:
-            return .limitsExceeded(
-                "play rate: client \(client) started more than \(Int(limits.playsPerSecond)) plays a second "
-                    + "(after a burst of \(Int(limits.playBurst)))")
-        case .perClient(let running):
-            return .limitsExceeded("plays per client: client \(client) has \(running) running, the most one client may have")
-        case .total:
-            return .limitsExceeded("plays: \(limits.plays) are running, the most the service runs")
-        }
+        refusal.busError(client: client, limits: limits.sessions, wording: Self.sessionWording)
     }
 
     /// Numbers a play of `what` for the caller within the limits, and starts it with `begin`, which
