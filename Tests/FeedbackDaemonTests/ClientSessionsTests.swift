@@ -74,6 +74,15 @@ import Testing
         #expect(table[id] == nil, "setting a play that left changes nothing")
     }
 
+    @Test func endAllEndsEveryPlayOfALeavingClient() throws {
+        var table = Self.table(policy: .endAll)
+        let once = try table.start("once", by: ":1.1")
+        let looping = try table.start("loop", by: ":1.1", endsByItself: false)
+        let other = try table.start("other", by: ":1.2")
+        #expect(table.clientLeft(":1.1") == ClientSessions<String>.Departure(ending: [once, looping]))
+        #expect(table.sessions[other]?.clientGone == false)
+    }
+
     @Test func letRunKeepsEveryPlayOfALeavingClient() throws {
         var table = Self.table(policy: .letRun)
         let once = try table.start("once", by: ":1.1")

@@ -16,6 +16,8 @@ struct SessionLimits: Sendable, Equatable {
 /// What becomes of a client's plays when it leaves the bus. Either way the table marks them
 /// `clientGone` and forgets the client's token bucket.
 enum ClientLeftPolicy: Sendable, Equatable {
+    /// Every play is ended, as nobody is left to end it (`Haptic.Vibrate`).
+    case endAll
     /// Every play runs to its end: each is short, and a fire-and-forget caller such as
     /// `gdbus call` leaves at once (`SystemSounds1`).
     case letRun
@@ -206,6 +208,7 @@ struct ClientSessions<Play> {
         for (id, session) in plays(of: client) {
             sessions[id]?.clientGone = true
             switch clientLeftPolicy {
+            case .endAll: departure.ending.append(id)
             case .letRun: departure.runningOn.append(id)
             case .endLooping where session.endsByItself: departure.runningOn.append(id)
             case .endLooping: departure.ending.append(id)

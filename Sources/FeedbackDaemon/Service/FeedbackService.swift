@@ -163,10 +163,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         /// The defaults.
         package init() {}
 
-        /// The limits its `ClientSessions` table keeps.
+        /// The limits its `ClientSessions` table of feedbacks keeps.
         var sessions: SessionLimits {
             SessionLimits(
                 perClient: feedbacksPerClient, total: feedbacks, perSecond: triggersPerSecond, burst: triggerBurst)
+        }
+
+        /// The limits its table of `Haptic.Vibrate` patterns keeps: one a client, as many clients as
+        /// feedbacks may run.
+        var vibrationSessions: SessionLimits {
+            SessionLimits(perClient: 1, total: feedbacks, perSecond: triggersPerSecond, burst: triggerBurst)
         }
     }
 
@@ -219,8 +225,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         /// The feedbacks, their caps, and every client's trigger budget, which `Haptic.Vibrate`
         /// draws on too.
         var feedbacks: ClientSessions<Ongoing>
-        /// Each client's `Haptic.Vibrate` pattern, while it plays.
-        var vibrations: [String: FeedbackPlayback] = [:]
+        /// The `Haptic.Vibrate` patterns playing, one a client, which take their tokens from
+        /// `feedbacks` (their own buckets go unused).
+        var vibrations: ClientSessions<FeedbackPlayback>
         var stopped = false
         var reportedNoVibrator = false
         var reportedNoLED = false
@@ -244,7 +251,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         state = Lock(
             State(
                 theme: theme, desktop: desktop, announcedProfile: manager.profile,
-                feedbacks: ClientSessions(limits: limits.sessions, clientLeftPolicy: .endLooping)))
+                feedbacks: ClientSessions(limits: limits.sessions, clientLeftPolicy: .endLooping),
+                vibrations: ClientSessions(limits: limits.vibrationSessions, clientLeftPolicy: .endAll)))
     }
 
     /// Serves both interfaces on `bus` and follows clients leaving the bus.
@@ -599,17 +607,21 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
         let pattern = try RequestBounds.vibrationSteps(steps)
         let now = MonotonicClock.now
-        let previous = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
+        let (id, previous) = try state.withLock { state throws(BusError) -> (UInt32, FeedbackPlayback?) in
             guard !state.feedbacks.isStopping else { throw sessionRefusal(.stopping, client: client) }
             do throws(SessionRefusal) {
                 try state.feedbacks.takeToken(client, now: now)
             } catch {
                 throw sessionRefusal(error, client: client)
             }
-            guard state.vibrations[client] != nil || state.vibrations.count < limits.feedbacks else {
+            // The new pattern takes the place of the client's previous one.
+            let previous = state.vibrations.plays(of: client).first.flatMap { state.vibrations.remove($0.id)?.play }
+            do throws(SessionRefusal) {
+                return (try state.vibrations.admit(client, token: .alreadyTaken), previous)
+            } catch {
+                guard error == .total else { throw sessionRefusal(error, client: client) }
                 throw .limitsExceeded("concurrent vibrations: \(limits.feedbacks) clients are vibrating, the most the service runs")
             }
-            return state.vibrations.removeValue(forKey: client)
         }
         let who = "client \(client), app id '\(appID)'"
         guard manager.profile != .silent else {
@@ -626,21 +638,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         previous?.stop()
         guard let made = try? VibrationPattern(steps: pattern) else { return true }
         let connection = bus.connection
-        let holder = Lock<FeedbackPlayback?>(nil)
         let playback = manager.play(
             .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: made, delivery: .immediate
         ) { [self] result in
+            // On the bus thread, after this handler has put the pattern in the table.
             connection.perform { [self] _ in
-                state.withLock { state in
-                    if let mine = holder.withLock({ $0 }), state.vibrations[client] === mine {
-                        state.vibrations[client] = nil
-                    }
-                }
+                _ = state.withLock { $0.vibrations.remove(id) }
                 if let problem = Self.problem(result) { log("Vibrate (\(who)) did not play as asked: \(problem)") }
             }
         }
-        holder.withLock { $0 = playback }
-        state.withLock { $0.vibrations[client] = playback }
+        state.withLock { $0.vibrations.insert(playback, id: id, client: client, endsByItself: true) }
         return true
     }
 
@@ -677,15 +684,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
 
     /// A client left: its looping and timed feedbacks end (`ClientLeftPolicy.endLooping`), and its
-    /// `Haptic.Vibrate` pattern stops.
+    /// `Haptic.Vibrate` pattern stops (`ClientLeftPolicy.endAll`).
     private func clientLeft(_ name: String, bus: BusContext) {
-        let (departure, vibration) = state.withLock { state in
-            (state.feedbacks.clientLeft(name), state.vibrations.removeValue(forKey: name))
+        let (departure, vibrations) = state.withLock { state in
+            let vibrations = state.vibrations.clientLeft(name).ending.compactMap { state.vibrations.remove($0)?.play }
+            return (state.feedbacks.clientLeft(name), vibrations)
         }
         for id in departure.ending { end(id, reason: .explicit, bus: bus) }
         // A play-once feedback's sound plays on; its blink, which nobody would end, does not.
         for id in departure.runningOn { end(id, reason: .explicit, bus: bus, blinksOnly: true) }
-        vibration?.stop()
+        for vibration in vibrations { vibration.stop() }
     }
 
     /// The manager's result for `id`, on the bus thread: the feedback ends, unless it still blinks
@@ -774,7 +782,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// after `shutdownGrace`), gives the name back and ends the loop. Later triggers are refused.
     package func stop(bus: BusContext) {
         guard let ids = state.withLock({ $0.feedbacks.beginStopping() }) else { return }
-        for vibration in state.withLock({ Array($0.vibrations.values) }) { vibration.stop() }
+        let vibrations = state.withLock { state in
+            (state.vibrations.beginStopping() ?? []).compactMap { state.vibrations[$0] }
+        }
+        for vibration in vibrations { vibration.stop() }
         for id in ids { end(id, reason: .explicit, bus: bus) }
         if ids.isEmpty { return finishStopping(bus: bus) }
         let reportLate: (BusContext) -> Void = { [self] bus in
