@@ -13,8 +13,8 @@ struct SessionLimits: Sendable, Equatable {
     var burst: Double
 }
 
-/// What becomes of a client's plays when it leaves the bus. Either way the table marks them
-/// `clientGone` and forgets the client's token bucket.
+/// What becomes of a client's plays when it leaves the bus. Whatever the policy, the table marks
+/// them `clientGone` and forgets the client's token bucket.
 enum ClientLeftPolicy: Sendable, Equatable {
     /// Every play is ended, as nobody is left to end it (`Haptic.Vibrate`).
     case endAll

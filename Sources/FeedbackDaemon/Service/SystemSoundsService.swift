@@ -53,9 +53,10 @@ import Synchronization
 /// - Properties `Profile`, `SoundTheme`, `AudioOutput` (read-only): what `feedbackctl devices`
 ///   shows of the running service.
 ///
-/// Clients are not trusted: each is bounded (`Limits`: plays at once and a second, sounds and bytes
-/// registered), and a request over a limit is refused with
-/// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit.
+/// Clients are not trusted: each is bounded (`Limits`: plays at once and a second, which a
+/// `ClientSessions` table keeps as it numbers the plays; sounds and bytes registered), and a
+/// request over a limit is refused with `org.freedesktop.DBus.Error.LimitsExceeded`, whose message
+/// names the limit.
 ///
 /// Thread safety: the bus thread calls the handler methods; the state is behind a Mutex, and the
 /// manager's completions are handed to the bus thread, so signals go out in order there.
