@@ -58,9 +58,9 @@ package enum FeedbackEndReason: UInt32, Sendable {
 ///
 /// `org.sigxcpu.Feedback.Haptic` at the same path: `Vibrate(s app_id, a(du) pattern) → b` plays the
 /// caller's pattern (magnitude 0…1, duration in ms), replacing the caller's previous one; an empty
-/// pattern (or one of pauses only) stops it. At most `maximumVibrateSteps` steps, each at most
-/// `maximumVibrateStep` ms, `FeedbackTheme.maximumDuration` ms in all (more: `InvalidArgs`; feedbackd
-/// cuts such patterns short silently). It returns false when there is no vibrator or the profile is
+/// pattern (or one of pauses only) stops it. At most `RequestBounds.maximumVibrateSteps` steps,
+/// each at most `RequestBounds.maximumVibrateStep` ms, `FeedbackTheme.maximumDuration` ms in all
+/// (more: `InvalidArgs`; feedbackd cuts such patterns short silently). It returns false when there is no vibrator or the profile is
 /// silent, as feedbackd's does, and the vibration stops when its client leaves the bus.
 ///
 /// An `Led` feedback blinks an LED found when the feedback starts (so an LED plugged in later is
@@ -98,8 +98,9 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// `replace(theme:desktop:)` swaps the theme and the desktop settings (SIGHUP); `settingsChanged`
 /// announces a `Profile` another process wrote.
 ///
-/// Clients are not trusted, so each is bounded (`Limits`): feedbacks running at once, and triggers
-/// (and `Vibrate` calls) a second (a token bucket). A trigger over a limit is refused with
+/// Clients are not trusted, so each is bounded (`Limits`, kept by a `ClientSessions` table, which
+/// also numbers the feedbacks): feedbacks running at once, and triggers (and `Vibrate` calls) a
+/// second (a token bucket). A trigger over a limit is refused with
 /// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit; so is one over the
 /// service's total, so that the service never grows without bound whatever the number of clients.
 ///
@@ -132,8 +133,6 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         .property("Profile", signature: "s", writable: true, emitsChange: true),
     ]
 
-    /// The longest app id or event name accepted, in bytes.
-    package static let maximumNameLength = 255
     /// The most hints a call may carry.
     package static let maximumHints = 32
     /// The hints read, with their types.
@@ -141,10 +140,6 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// The largest `sound-file` accepted, in bytes: a 30 s sound (the decoder's limit) of 48 kHz
     /// stereo 32-bit PCM is 11 MiB; this leaves room for higher rates and lossless containers.
     package static let maximumSoundFileSize = 64 << 20
-    /// The most steps a `Vibrate` pattern may have.
-    package static let maximumVibrateSteps = 64
-    /// The longest step of a `Vibrate` pattern, in ms (feedbackd's bound too).
-    package static let maximumVibrateStep = 10_000
     /// The app ids whose `important` hint is honoured by default: feedbackd's `allow-important`
     /// default.
     package static let defaultImportantApps: Set<String> = [
@@ -167,7 +162,22 @@ package final class FeedbackService: BusObjectHandler, Sendable {
 
         /// The defaults.
         package init() {}
+
+        /// The limits its `ClientSessions` table of feedbacks keeps.
+        var sessions: SessionLimits {
+            SessionLimits(
+                perClient: feedbacksPerClient, total: feedbacks, perSecond: triggersPerSecond, burst: triggerBurst)
+        }
+
+        /// The limits its table of `Haptic.Vibrate` patterns keeps: one a client, as many clients as
+        /// feedbacks may run.
+        var vibrationSessions: SessionLimits {
+            SessionLimits(perClient: 1, total: feedbacks, perSecond: triggersPerSecond, burst: triggerBurst)
+        }
     }
+
+    /// How its refusals name triggers and feedbacks.
+    static let sessionWording = SessionWording(request: "trigger", verb: "sent", running: "concurrent feedbacks")
 
     /// Where every feedback plays.
     package let manager: FeedbackManager
@@ -179,12 +189,11 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package let leds: LEDDiscovery
     private let log: @Sendable (String) -> Void
 
+    /// What the service keeps of a feedback; its client, and whether it ends by itself (timeout −1),
+    /// are its session's.
     private struct Ongoing {
-        var client: String
         var appID: String
         var event: String
-        /// Timeout −1: it ends by itself, so it may outlive its client.
-        var once: Bool
         var playback: FeedbackPlayback?
         /// Why it is being ended, once something asked; nil while it runs its course.
         var reason: FeedbackEndReason?
@@ -208,24 +217,17 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var priority: UInt8
     }
 
-    /// A client's trigger budget: tokens refill at `triggersPerSecond` up to `triggerBurst`.
-    private struct Bucket {
-        var tokens: Double
-        var time: Double
-    }
-
     private struct State {
         var theme: FeedbackTheme
         var desktop: DesktopSoundSettings
         /// The profile last announced with `PropertiesChanged`.
         var announcedProfile: FeedbackProfile
-        var feedbacks: [UInt32: Ongoing] = [:]
-        /// Each client's `Haptic.Vibrate` pattern, while it plays.
-        var vibrations: [String: FeedbackPlayback] = [:]
-        /// By unique name; removed when the client leaves the bus, so bounded by the bus's clients.
-        var buckets: [String: Bucket] = [:]
-        var nextID: UInt32 = 1
-        var stopping = false
+        /// The feedbacks, their caps, and every client's trigger budget, which `Haptic.Vibrate`
+        /// draws on too.
+        var feedbacks: ClientSessions<Ongoing>
+        /// The `Haptic.Vibrate` patterns playing, one a client, which take their tokens from
+        /// `feedbacks` (their own buckets go unused).
+        var vibrations: ClientSessions<FeedbackPlayback>
         var stopped = false
         var reportedNoVibrator = false
         var reportedNoLED = false
@@ -246,7 +248,11 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         self.limits = limits
         self.importantApps = importantApps
         self.log = log
-        state = Lock(State(theme: theme, desktop: desktop, announcedProfile: manager.profile))
+        state = Lock(
+            State(
+                theme: theme, desktop: desktop, announcedProfile: manager.profile,
+                feedbacks: ClientSessions(limits: limits.sessions, clientLeftPolicy: .endLooping),
+                vibrations: ClientSessions(limits: limits.vibrationSessions, clientLeftPolicy: .endAll)))
     }
 
     /// Serves both interfaces on `bus` and follows clients leaving the bus.
@@ -276,7 +282,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             return []
         case "Vibrate":
             let appID = try message.readString()
-            let steps = try message.readDoubleUInt32Pairs(limit: Self.maximumVibrateSteps)
+            let steps = try message.readDoubleUInt32Pairs(limit: RequestBounds.maximumVibrateSteps)
             return [.boolean(try vibrate(appID: appID, steps: steps, client: message.sender, bus: bus))]
         default:
             throw .failed("no method \(message.member)")
@@ -293,7 +299,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package func set(_ name: String, to value: BusValue, bus: BusContext) throws(BusError) {
         guard name == "Profile" else { throw .invalidArgs("no property \(name)") }
         guard let text = value.string, let profile = FeedbackProfile(rawValue: text) else {
-            throw .invalidArgs("'\(value.string?.prefix(Self.maximumNameLength) ?? "")' is not a profile: full, quiet or silent")
+            throw .invalidArgs("'\(value.string?.prefix(RequestBounds.maximumNameLength) ?? "")' is not a profile: full, quiet or silent")
         }
         if let fixed = manager.settings.environmentProfile {
             throw .failed("the profile is fixed at \(fixed.rawValue) by \(FeedbackSettings.environmentVariable) in the service's environment")
@@ -386,8 +392,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         // feedbackd refuses an empty app id or event (fbd_feedback_manager_handle_trigger_feedback).
         guard !appID.isEmpty else { throw .invalidArgs("Invalid app id: it is empty") }
         guard !event.isEmpty else { throw .invalidArgs("Invalid event: it is empty") }
-        guard appID.utf8.count <= Self.maximumNameLength, event.utf8.count <= Self.maximumNameLength else {
-            throw .invalidArgs("app_id and event may have at most \(Self.maximumNameLength) bytes")
+        guard appID.utf8.count <= RequestBounds.maximumNameLength, event.utf8.count <= RequestBounds.maximumNameLength
+        else {
+            throw .invalidArgs("app_id and event may have at most \(RequestBounds.maximumNameLength) bytes")
         }
         // As feedbackd: a timeout below −1 plays once.
         let timeout = max(timeout, -1)
@@ -396,11 +403,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let now = MonotonicClock.now
         let lookup = state.withLock {
             state -> Result<(id: UInt32, feedbacks: [ThemeFeedback], desktop: DesktopSoundSettings), BusError> in
-            guard !state.stopping else { return .failure(.failed("feedbackservicesd is stopping")) }
-            if let refusal = admit(client, now: now, state: &state) { return .failure(refusal) }
-            var id = state.nextID
-            while id == 0 || state.feedbacks[id] != nil { id &+= 1 }
-            state.nextID = id &+ 1
+            let id: UInt32
+            do throws(SessionRefusal) {
+                id = try state.feedbacks.admit(client, token: .take(now: now))
+            } catch {
+                return .failure(sessionRefusal(error, client: client))
+            }
             return .success((id, state.theme.feedbacks(for: event, profile: level), state.desktop))
         }
         let (id, feedbacks, desktop) = try lookup.get()
@@ -447,9 +455,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         // feedbackd would restart it without end.
         let dummyRuns = (dummy ?? 0) > 0
         state.withLock {
-            $0.feedbacks[id] = Ongoing(
-                client: client, appID: appID, event: event, once: timeout == -1, soundFile: soundFile, playing: plays,
-                dummy: dummyRuns, blinks: blinks)
+            $0.feedbacks.insert(
+                Ongoing(
+                    appID: appID, event: event, soundFile: soundFile, playing: plays, dummy: dummyRuns, blinks: blinks),
+                id: id, client: client, endsByItself: timeout == -1)
         }
         let connection = bus.connection
         if let dummy, dummyRuns, timeout == -1 {
@@ -569,19 +578,20 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             default: throw refuse(.invalidArgs("\(path): \(error)"))
             }
         }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            let error = Errno.current
+        let size: Int?
+        do {
+            size = try System.regularFileSize(fd)
+        } catch {
             close(fd)
             throw refuse(.invalidArgs("\(path): \(error)"))
         }
-        guard status.st_mode & S_IFMT == S_IFREG else {
+        guard let size else {
             close(fd)
             throw refuse(.invalidArgs("\(path) is not a regular file"))
         }
-        guard status.st_size <= Self.maximumSoundFileSize else {
+        guard size <= Self.maximumSoundFileSize else {
             close(fd)
-            throw refuse(.invalidArgs("\(path) has \(status.st_size) bytes, more than \(Self.maximumSoundFileSize)"))
+            throw refuse(.invalidArgs("\(path) has \(size) bytes, more than \(Self.maximumSoundFileSize)"))
         }
         return fd
     }
@@ -592,18 +602,26 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     private func vibrate(appID: String, steps: [(Double, UInt32)], client: String, bus: BusContext) throws(BusError)
         -> Bool
     {
-        guard appID.utf8.count <= Self.maximumNameLength else {
-            throw .invalidArgs("app_id may have at most \(Self.maximumNameLength) bytes")
+        guard appID.utf8.count <= RequestBounds.maximumNameLength else {
+            throw .invalidArgs("app_id may have at most \(RequestBounds.maximumNameLength) bytes")
         }
-        let pattern = try Self.vibrationSteps(steps)
+        let pattern = try RequestBounds.vibrationSteps(steps)
         let now = MonotonicClock.now
-        let previous = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
-            guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
-            if let refusal = admit(client, now: now, counting: false, state: &state) { throw refusal }
-            guard state.vibrations[client] != nil || state.vibrations.count < limits.feedbacks else {
+        let (id, previous) = try state.withLock { state throws(BusError) -> (UInt32, FeedbackPlayback?) in
+            guard !state.feedbacks.isStopping else { throw sessionRefusal(.stopping, client: client) }
+            do throws(SessionRefusal) {
+                try state.feedbacks.takeToken(client, now: now)
+            } catch {
+                throw sessionRefusal(error, client: client)
+            }
+            // The new pattern takes the place of the client's previous one.
+            let previous = state.vibrations.plays(of: client).first.flatMap { state.vibrations.remove($0.id)?.play }
+            do throws(SessionRefusal) {
+                return (try state.vibrations.admit(client, token: .alreadyTaken), previous)
+            } catch {
+                guard error == .total else { throw sessionRefusal(error, client: client) }
                 throw .limitsExceeded("concurrent vibrations: \(limits.feedbacks) clients are vibrating, the most the service runs")
             }
-            return state.vibrations.removeValue(forKey: client)
         }
         let who = "client \(client), app id '\(appID)'"
         guard manager.profile != .silent else {
@@ -620,72 +638,27 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         previous?.stop()
         guard let made = try? VibrationPattern(steps: pattern) else { return true }
         let connection = bus.connection
-        let holder = Lock<FeedbackPlayback?>(nil)
         let playback = manager.play(
             .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: made, delivery: .immediate
         ) { [self] result in
+            // On the bus thread, after this handler has put the pattern in the table.
             connection.perform { [self] _ in
-                state.withLock { state in
-                    if let mine = holder.withLock({ $0 }), state.vibrations[client] === mine {
-                        state.vibrations[client] = nil
-                    }
-                }
+                _ = state.withLock { $0.vibrations.remove(id) }
                 if let problem = Self.problem(result) { log("Vibrate (\(who)) did not play as asked: \(problem)") }
             }
         }
-        holder.withLock { $0 = playback }
-        state.withLock { $0.vibrations[client] = playback }
+        state.withLock { $0.vibrations.insert(playback, id: id, client: client, endsByItself: true) }
         return true
     }
 
-    /// A `Vibrate` pattern's (magnitude, ms) steps, checked: magnitudes 0…1, at most
-    /// `maximumVibrateStep` ms a step and `FeedbackTheme.maximumDuration` ms in all (the step count
-    /// is bounded as the pattern is read). `Haptic.Vibrate` and SystemSounds1's `Vibrate` take the same.
-    /// - Throws: `InvalidArgs` naming what is out of bounds.
-    static func vibrationSteps(_ steps: [(Double, UInt32)]) throws(BusError) -> [VibrationPattern.Step] {
-        var pattern: [VibrationPattern.Step] = []
-        for (magnitude, duration) in steps {
-            guard magnitude.isFinite, (0...1).contains(magnitude) else {
-                throw .invalidArgs("magnitude \(magnitude) is outside 0…1")
-            }
-            guard duration <= maximumVibrateStep else {
-                throw .invalidArgs("a step of \(duration) ms is longer than \(maximumVibrateStep) ms")
-            }
-            pattern.append(VibrationPattern.Step(duration: Int(duration), intensity: magnitude))
-        }
-        let total = pattern.reduce(0) { $0 + $1.duration }
-        guard total <= FeedbackTheme.maximumDuration else {
-            throw .invalidArgs("the pattern lasts \(total) ms, more than \(FeedbackTheme.maximumDuration) ms")
-        }
-        return pattern
-    }
-
-    /// Why `client` may not trigger now, if it may not: a limit it reached. Takes a token when it may.
-    private func admit(_ client: String, now: Double, counting: Bool = true, state: inout State) -> BusError? {
-        var bucket = state.buckets[client] ?? Bucket(tokens: limits.triggerBurst, time: now)
-        bucket.tokens = min(limits.triggerBurst, bucket.tokens + (now - bucket.time) * limits.triggersPerSecond)
-        bucket.time = now
-        defer { state.buckets[client] = bucket }
-        guard bucket.tokens >= 1 else {
-            return .limitsExceeded(
-                "trigger rate: client \(client) sent more than \(Int(limits.triggersPerSecond)) triggers a second "
-                    + "(after a burst of \(Int(limits.triggerBurst)))")
-        }
-        let own = counting ? state.feedbacks.values.lazy.filter { $0.client == client }.count : 0
-        guard own < limits.feedbacksPerClient else {
-            return .limitsExceeded(
-                "concurrent feedbacks per client: client \(client) has \(own) running, the most one client may have")
-        }
-        guard !counting || state.feedbacks.count < limits.feedbacks else {
-            return .limitsExceeded("concurrent feedbacks: \(limits.feedbacks) are running, the most the service runs")
-        }
-        bucket.tokens -= 1
-        return nil
+    /// A refusal of `client`'s trigger or `Vibrate` call as the reply says it.
+    private func sessionRefusal(_ refusal: SessionRefusal, client: String) -> BusError {
+        refusal.busError(client: client, limits: limits.sessions, wording: Self.sessionWording)
     }
 
     private func endFeedback(_ id: UInt32, client: String, bus: BusContext) throws(BusError) {
         // An id that already ended is not an error: a client's EndFeedback may cross its FeedbackEnded.
-        guard let owner = state.withLock({ $0.feedbacks[id]?.client }) else { return }
+        guard let owner = state.withLock({ $0.feedbacks.client(of: id) }) else { return }
         guard owner == client else { throw .accessDenied("feedback \(id) belongs to another client") }
         end(id, reason: .explicit, bus: bus)
     }
@@ -710,17 +683,17 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         playback?.stop()
     }
 
+    /// A client left: its looping and timed feedbacks end (`ClientLeftPolicy.endLooping`), and its
+    /// `Haptic.Vibrate` pattern stops (`ClientLeftPolicy.endAll`).
     private func clientLeft(_ name: String, bus: BusContext) {
-        let (ids, vibration) = state.withLock { state in
-            state.buckets[name] = nil
-            return (
-                state.feedbacks.filter { $0.value.client == name }.map { ($0.key, $0.value.once) },
-                state.vibrations.removeValue(forKey: name)
-            )
+        let (departure, vibrations) = state.withLock { state in
+            let vibrations = state.vibrations.clientLeft(name).ending.compactMap { state.vibrations.remove($0)?.play }
+            return (state.feedbacks.clientLeft(name), vibrations)
         }
+        for id in departure.ending { end(id, reason: .explicit, bus: bus) }
         // A play-once feedback's sound plays on; its blink, which nobody would end, does not.
-        for (id, once) in ids { end(id, reason: .explicit, bus: bus, blinksOnly: once) }
-        vibration?.stop()
+        for id in departure.runningOn { end(id, reason: .explicit, bus: bus, blinksOnly: true) }
+        for vibration in vibrations { vibration.stop() }
     }
 
     /// The manager's result for `id`, on the bus thread: the feedback ends, unless it still blinks
@@ -749,18 +722,19 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// Feedback `id` has ended, all its parts: `FeedbackEnded`, on the bus thread.
     private func complete(_ id: UInt32, bus: BusContext) {
         let (ended, firstNoVibrator, lastToStop) = state.withLock { state in
-            let ended = state.feedbacks.removeValue(forKey: id)
+            let ended = state.feedbacks.remove(id)
             var firstNoVibrator = false
-            if case .noVibrator = ended?.result?.vibration, !state.reportedNoVibrator {
+            if case .noVibrator = ended?.play.result?.vibration, !state.reportedNoVibrator {
                 state.reportedNoVibrator = true
                 firstNoVibrator = true
             }
-            return (ended, firstNoVibrator, state.stopping && state.feedbacks.isEmpty)
+            return (ended, firstNoVibrator, state.feedbacks.isStopping && state.feedbacks.isEmpty)
         }
         // Nil: a stop that could not wait any longer has reported it already.
-        if let ended {
+        if let session = ended {
+            let ended = session.play
             if let fd = ended.soundFile { close(fd) }
-            let who = "event '\(ended.event)' (client \(ended.client), app id '\(ended.appID)')"
+            let who = "event '\(ended.event)' (client \(session.client), app id '\(ended.appID)')"
             if let problem = ended.result.flatMap(Self.problem) {
                 log("feedback \(id) for \(who) did not play as asked: \(problem)")
             }
@@ -807,18 +781,16 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// Ends every feedback (reason 2), sends their `FeedbackEnded` once their sound stopped (or
     /// after `shutdownGrace`), gives the name back and ends the loop. Later triggers are refused.
     package func stop(bus: BusContext) {
-        let (ids, already) = state.withLock { state in
-            defer { state.stopping = true }
-            return (Array(state.feedbacks.keys), state.stopping)
+        guard let ids = state.withLock({ $0.feedbacks.beginStopping() }) else { return }
+        let vibrations = state.withLock { state in
+            (state.vibrations.beginStopping() ?? []).compactMap { state.vibrations[$0] }
         }
-        guard !already else { return }
-        for vibration in state.withLock({ Array($0.vibrations.values) }) { vibration.stop() }
+        for vibration in vibrations { vibration.stop() }
         for id in ids { end(id, reason: .explicit, bus: bus) }
         if ids.isEmpty { return finishStopping(bus: bus) }
         let reportLate: (BusContext) -> Void = { [self] bus in
             let late = state.withLock { state in
-                defer { state.feedbacks.removeAll() }
-                return state.feedbacks.map { ($0.key, $0.value.reason ?? .explicit) }
+                state.feedbacks.removeAll().map { ($0.id, $0.session.play.reason ?? .explicit) }
             }
             // Their sound files stay open: a decode may still read them, and the process ends.
             for (id, reason) in late {

@@ -53,9 +53,10 @@ import Synchronization
 /// - Properties `Profile`, `SoundTheme`, `AudioOutput` (read-only): what `feedbackctl devices`
 ///   shows of the running service.
 ///
-/// Clients are not trusted: each is bounded (`Limits`: plays at once and a second, sounds and bytes
-/// registered), and a request over a limit is refused with
-/// `org.freedesktop.DBus.Error.LimitsExceeded`, whose message names the limit.
+/// Clients are not trusted: each is bounded (`Limits`: plays at once and a second, which a
+/// `ClientSessions` table keeps as it numbers the plays; sounds and bytes registered), and a
+/// request over a limit is refused with `org.freedesktop.DBus.Error.LimitsExceeded`, whose message
+/// names the limit.
 ///
 /// Thread safety: the bus thread calls the handler methods; the state is behind a Mutex, and the
 /// manager's completions are handed to the bus thread, so signals go out in order there.
@@ -101,7 +102,15 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
 
         /// The defaults.
         package init() {}
+
+        /// The limits its `ClientSessions` table keeps.
+        var sessions: SessionLimits {
+            SessionLimits(perClient: playsPerClient, total: plays, perSecond: playsPerSecond, burst: playBurst)
+        }
     }
+
+    /// How its refusals name plays.
+    static let sessionWording = SessionWording(request: "play", verb: "started", running: "plays")
 
     /// Where every play goes; its registry gives `RegisterFD` sounds their service-range IDs.
     package let manager: FeedbackManager
@@ -109,14 +118,13 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     package let limits: Limits
     private let log: @Sendable (String) -> Void
 
+    /// What the service keeps of a play; its client, and whether the client left (then its
+    /// `PlayEnded` is not sent), are its session's.
     private struct Play {
-        var client: String
         var what: String
         var playback: FeedbackPlayback?
         /// Why it is being stopped, once something asked.
         var stopReason: String?
-        /// The client left the bus: its `PlayEnded` is not sent.
-        var clientGone = false
         /// The `detached` option's group, and the user who started the play (nil when the bus did
         /// not say: then `StopDetached` never reaches it).
         var detached: (group: String, uid: UInt32?)?
@@ -136,11 +144,9 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     }
 
     private struct State {
-        var plays: [UInt32: Play] = [:]
+        /// The plays, their caps, and every client's play budget, which `Describe` draws on too.
+        var plays: ClientSessions<Play>
         var sounds: [SystemSoundID: ClientSound] = [:]
-        var budgets: TriggerBudgets
-        var nextPlay: UInt32 = 1
-        var stopping = false
         var detachedStops: [DetachedStop] = []
     }
     private let state: Lock<State>
@@ -150,7 +156,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         self.manager = manager
         self.limits = limits
         self.log = log
-        state = Lock(State(budgets: TriggerBudgets(rate: limits.playsPerSecond, burst: limits.playBurst)))
+        state = Lock(State(plays: ClientSessions(limits: limits.sessions, clientLeftPolicy: .letRun)))
     }
 
     /// Serves the interface on `bus` and follows clients leaving the bus.
@@ -178,7 +184,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         case "DescribeEvent":
             return [try describe(.event(try Self.eventName(message)), client: client)]
         case "Vibrate":
-            let steps = try message.readDoubleUInt32Pairs(limit: FeedbackService.maximumVibrateSteps)
+            let steps = try message.readDoubleUInt32Pairs(limit: RequestBounds.maximumVibrateSteps)
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8), sound: false)
             return [.uint32(try vibrate(steps, options: options, message: message, bus: bus))]
         case "Stop":
@@ -277,8 +283,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 case ("alert", .boolean(let alert)) where sound:
                     type = alert ? .audioAndVibrate : .audioOnly
                 case ("detached", .string(let group)):
-                    guard !group.isEmpty, group.utf8.count <= FeedbackService.maximumNameLength else {
-                        throw .invalidArgs("a detached group has 1 to \(FeedbackService.maximumNameLength) bytes")
+                    guard !group.isEmpty, group.utf8.count <= RequestBounds.maximumNameLength else {
+                        throw .invalidArgs("a detached group has 1 to \(RequestBounds.maximumNameLength) bytes")
                     }
                     detached = group
                 default:
@@ -289,11 +295,11 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    /// `PlayEvent`'s and `DescribeEvent`'s event name: 1 to `maximumNameLength` bytes.
+    /// `PlayEvent`'s and `DescribeEvent`'s event name: 1 to `RequestBounds.maximumNameLength` bytes.
     private static func eventName(_ message: BusMessage) throws(BusError) -> String {
         let event = try message.readString()
-        guard !event.isEmpty, event.utf8.count <= FeedbackService.maximumNameLength else {
-            throw .invalidArgs("an event name has 1 to \(FeedbackService.maximumNameLength) bytes")
+        guard !event.isEmpty, event.utf8.count <= RequestBounds.maximumNameLength else {
+            throw .invalidArgs("an event name has 1 to \(RequestBounds.maximumNameLength) bytes")
         }
         return event
     }
@@ -354,7 +360,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     private func vibrate(_ steps: [(Double, UInt32)], options: PlayOptions, message: BusMessage, bus: BusContext)
         throws(BusError) -> UInt32
     {
-        guard let pattern = try? VibrationPattern(steps: try FeedbackService.vibrationSteps(steps)) else {
+        guard let pattern = try? VibrationPattern(steps: try RequestBounds.vibrationSteps(steps)) else {
             throw .invalidArgs("the pattern never vibrates (a vibration is stopped with Stop)")
         }
         try takeToken(message.sender)
@@ -375,11 +381,16 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// Takes one of `client`'s play tokens (the rate limit), or refuses.
     private func takeToken(_ client: String) throws(BusError) {
         let now = MonotonicClock.now
-        guard state.withLock({ $0.budgets.take(client, now: now) }) else {
-            throw .limitsExceeded(
-                "play rate: client \(client) started more than \(Int(limits.playsPerSecond)) plays a second "
-                    + "(after a burst of \(Int(limits.playBurst)))")
+        do throws(SessionRefusal) {
+            try state.withLock { state throws(SessionRefusal) in try state.plays.takeToken(client, now: now) }
+        } catch {
+            throw sessionRefusal(error, client: client)
         }
+    }
+
+    /// A refusal of `client`'s request as the reply says it.
+    private func sessionRefusal(_ refusal: SessionRefusal, client: String) -> BusError {
+        refusal.busError(client: client, limits: limits.sessions, wording: Self.sessionWording)
     }
 
     /// Numbers a play of `what` for the caller within the limits, and starts it with `begin`, which
@@ -389,20 +400,14 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         _ begin: (@escaping @Sendable (FeedbackResult) -> Void) -> FeedbackPlayback
     ) throws(BusError) -> UInt32 {
         let client = message.sender
-        let id = try state.withLock { state throws(BusError) -> UInt32 in
-            guard !state.stopping else { throw .failed("feedbackservicesd is stopping") }
-            let own = state.plays.values.lazy.filter { $0.client == client }.count
-            guard own < limits.playsPerClient else {
-                throw .limitsExceeded("plays per client: client \(client) has \(own) running, the most one client may have")
+        let id: UInt32
+        do throws(SessionRefusal) {
+            // The play's token was taken when its sound was looked up (`takeToken`).
+            id = try state.withLock { state throws(SessionRefusal) in
+                try state.plays.open(Play(what: what), client: client, endsByItself: true, token: .alreadyTaken)
             }
-            guard state.plays.count < limits.plays else {
-                throw .limitsExceeded("plays: \(limits.plays) are running, the most the service runs")
-            }
-            var id = state.nextPlay
-            while id == 0 || state.plays[id] != nil { id &+= 1 }
-            state.nextPlay = id &+ 1
-            state.plays[id] = Play(client: client, what: what)
-            return id
+        } catch {
+            throw sessionRefusal(error, client: client)
         }
         let connection = bus.connection
         let playback = begin { [self] result in
@@ -439,7 +444,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         let playback = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
             // A play that already ended is not an error: a Stop may cross its PlayEnded.
             guard let running = state.plays[play] else { return nil }
-            guard running.client == client else { throw .accessDenied("play \(play) belongs to another client") }
+            guard state.plays.client(of: play) == client else { throw .accessDenied("play \(play) belongs to another client") }
             guard running.stopReason == nil else { return nil }
             state.plays[play]?.stopReason = SystemSounds1.Why.stopCalled
             return running.playback
@@ -450,9 +455,9 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     private func stopAll(client: String) -> UInt32 {
         let playbacks = state.withLock { state in
             var playbacks: [FeedbackPlayback] = []
-            for (id, play) in state.plays where play.client == client && play.stopReason == nil {
+            for (id, session) in state.plays.plays(of: client) where session.play.stopReason == nil {
                 state.plays[id]?.stopReason = SystemSounds1.Why.stopCalled
-                if let playback = play.playback { playbacks.append(playback) }
+                if let playback = session.play.playback { playbacks.append(playback) }
             }
             return playbacks
         }
@@ -466,7 +471,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         let (playbacks, answer) = state.withLock { state -> ([FeedbackPlayback], [BusValue]?) in
             var stop = DetachedStop(waiting: [], stopped: [], reply: reply)
             var playbacks: [FeedbackPlayback] = []
-            for (id, play) in state.plays.sorted(by: { $0.key < $1.key })
+            for (id, play) in state.plays.sessions.mapValues(\.play).sorted(by: { $0.key < $1.key })
             where play.detached?.group == group && play.detached?.uid == uid {
                 stop.waiting.insert(id)
                 guard play.stopReason == nil else { continue }
@@ -487,8 +492,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// The manager's result for `play`, on the bus thread: its one `PlayEnded`.
     private func ended(_ play: UInt32, result: FeedbackResult, bus: BusContext) {
         // Nil: the service stopping reported it already.
-        let (removed, answered) = state.withLock { state -> (Play?, [DetachedStop]) in
-            guard let removed = state.plays.removeValue(forKey: play) else { return (nil, []) }
+        let (removed, answered) = state.withLock { state -> (ClientSessions<Play>.Session?, [DetachedStop]) in
+            guard let removed = state.plays.remove(play) else { return (nil, []) }
             for index in state.detachedStops.indices { state.detachedStops[index].waiting.remove(play) }
             let answered = state.detachedStops.filter(\.waiting.isEmpty)
             state.detachedStops.removeAll { $0.waiting.isEmpty }
@@ -496,8 +501,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
         for stop in answered { stop.reply.send(.success([Self.stoppedList(stop.stopped)])) }
         guard let ended = removed else { return }
-        let (how, why) = Self.outcome(result, stopReason: ended.stopReason)
-        if how == .failed { log("play \(play) of \(ended.what) (client \(ended.client)) failed: \(why)") }
+        let (how, why) = Self.outcome(result, stopReason: ended.play.stopReason)
+        if how == .failed { log("play \(play) of \(ended.play.what) (client \(ended.client)) failed: \(why)") }
         if ended.clientGone { return }
         emitEnded(play, how: how, why: why, to: ended.client, bus: bus)
     }
@@ -555,15 +560,14 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     }
 
     private func register(descriptor: Int32, name: String, client: String) throws(BusError) -> UInt32 {
-        guard name.utf8.count <= FeedbackService.maximumNameLength else {
-            throw .invalidArgs("a name has at most \(FeedbackService.maximumNameLength) bytes")
+        guard name.utf8.count <= RequestBounds.maximumNameLength else {
+            throw .invalidArgs("a name has at most \(RequestBounds.maximumNameLength) bytes")
         }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        guard let fileSize = try? System.regularFileSize(descriptor) else {
             throw .invalidArgs("the file descriptor is not a regular file")
         }
-        guard Int(status.st_size) <= limits.fileBytes else {
-            throw .limitsExceeded("file bytes: the file has \(status.st_size) bytes, more than \(limits.fileBytes)")
+        guard fileSize <= limits.fileBytes else {
+            throw .limitsExceeded("file bytes: the file has \(fileSize) bytes, more than \(limits.fileBytes)")
         }
         let (count, bytes) = clientSounds(client)
         guard count < limits.soundsPerClient else {
@@ -583,7 +587,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         let size = (manager.registry.sound(id)?.byteCount) ?? 0
         let admitted = state.withLock { state in
             let held = state.sounds.values.lazy.filter { $0.client == client }.map(\.bytes).reduce(0, +)
-            guard held + size <= limits.bytesPerClient, !state.stopping else { return false }
+            guard held + size <= limits.bytesPerClient, !state.plays.isStopping else { return false }
             state.sounds[id] = ClientSound(client: client, name: name, bytes: size)
             return true
         }
@@ -669,12 +673,12 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     // MARK: - Clients and stopping
 
     /// A client left: its own sounds are disposed (a play of one keeps its samples to its end), and
-    /// its plays end unannounced, as no one is left to tell. They play on: every play is one sound
-    /// of at most 30 s, and a fire-and-forget caller such as `gdbus call` leaves at once.
+    /// its plays end unannounced, as no one is left to tell. They play on (`ClientLeftPolicy.letRun`):
+    /// every play is one sound of at most 30 s, and a fire-and-forget caller such as `gdbus call`
+    /// leaves at once.
     private func clientLeft(_ client: String) {
         let sounds = state.withLock { state in
-            state.budgets.forget(client)
-            for (id, play) in state.plays where play.client == client { state.plays[id]?.clientGone = true }
+            _ = state.plays.clientLeft(client)
             let sounds = state.sounds.filter { $0.value.client == client }.map(\.key)
             for id in sounds { state.sounds[id] = nil }
             return sounds
@@ -683,21 +687,20 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     }
 
     /// Stops every play and sends each one's `PlayEnded` (stopped, `service-stopping`) now, before
-    /// the name is released; later requests are refused.
+    /// the name is released; later requests are refused, and a later stop does nothing.
     package func stop(bus: BusContext) {
-        let (plays, detachedStops) = state.withLock { state in
-            state.stopping = true
-            defer {
-                state.plays.removeAll()
-                state.detachedStops.removeAll()
+        let stopping = state.withLock { state in
+            state.plays.beginStopping().map { _ in
+                defer { state.detachedStops.removeAll() }
+                return (plays: state.plays.removeAll(), detachedStops: state.detachedStops)
             }
-            return (state.plays, state.detachedStops)
         }
+        guard let (plays, detachedStops) = stopping else { return }
         for stop in detachedStops { stop.reply.send(.success([Self.stoppedList(stop.stopped)])) }
-        for (id, play) in plays.sorted(by: { $0.key < $1.key }) {
-            play.playback?.stop()
-            if play.clientGone { continue }
-            emitEnded(id, how: .stopped, why: SystemSounds1.Why.serviceStopping, to: play.client, bus: bus)
+        for (id, session) in plays {
+            session.play.playback?.stop()
+            if session.clientGone { continue }
+            emitEnded(id, how: .stopped, why: SystemSounds1.Why.serviceStopping, to: session.client, bus: bus)
         }
     }
 }

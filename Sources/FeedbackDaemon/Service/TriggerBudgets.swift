@@ -3,7 +3,7 @@
 /// starts full. Forget a client when it leaves the bus, so that the table is bounded by the bus's
 /// clients.
 ///
-/// A value; its owner keeps it behind its own lock.
+/// Thread safety: a value; its owner keeps it behind its own lock.
 struct TriggerBudgets {
     /// Tokens a second, sustained.
     let rate: Double
@@ -16,6 +16,7 @@ struct TriggerBudgets {
     }
     private var buckets: [String: Bucket] = [:]
 
+    /// Buckets refilling at `rate` tokens a second up to `burst`.
     init(rate: Double, burst: Double) {
         self.rate = rate
         self.burst = burst
@@ -23,13 +24,24 @@ struct TriggerBudgets {
 
     /// Takes a token of `client`'s at `now` (seconds, monotonic) if it has one; returns whether it had.
     mutating func take(_ client: String, now: Double) -> Bool {
+        let allowed = refill(client, now: now)
+        if allowed { spend(client) }
+        return allowed
+    }
+
+    /// Refills `client`'s bucket for the time up to `now` (seconds, monotonic) and returns whether
+    /// it holds a token, without taking it: for a request that has other checks to pass first.
+    mutating func refill(_ client: String, now: Double) -> Bool {
         var bucket = buckets[client] ?? Bucket(tokens: burst, time: now)
         bucket.tokens = min(burst, bucket.tokens + (now - bucket.time) * rate)
         bucket.time = now
-        let allowed = bucket.tokens >= 1
-        if allowed { bucket.tokens -= 1 }
         buckets[client] = bucket
-        return allowed
+        return bucket.tokens >= 1
+    }
+
+    /// Takes the token `refill` found in `client`'s bucket.
+    mutating func spend(_ client: String) {
+        buckets[client]?.tokens -= 1
     }
 
     /// Forgets `client`'s bucket.

@@ -70,9 +70,8 @@ struct DecodedSoundStore: Sendable {
         guard let fd = try? System.open(entryPath(for: source, sampleRate: sampleRate), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-            info.st_size <= Self.maximumEntryBytes(frames: maximumFrames, channels: 2)
+        guard let size = try? System.regularFileSize(fd),
+            size <= Self.maximumEntryBytes(frames: maximumFrames, channels: 2)
         else { return nil }
         // The header, the path and the samples follow each other: three reads in order.
         func fill(_ buffer: UnsafeMutableRawBufferPointer) -> Bool { (try? System.readAll(fd, into: buffer)) == true }
@@ -82,7 +81,7 @@ struct DecodedSoundStore: Sendable {
         let (rate, channels, frames, pathBytes) = (header[1], header[2], header[3], header[9])
         guard header[0] == Self.magic, rate == UInt64(sampleRate), channels == 1 || channels == 2,
             frames <= UInt64(maximumFrames), pathBytes == UInt64(path.count), Self.stamp(header) == stamp,
-            Int(info.st_size) == Self.headerBytes + path.count + Int(frames * channels) * MemoryLayout<Float>.size
+            size == Self.headerBytes + path.count + Int(frames * channels) * MemoryLayout<Float>.size
         else { return nil }
         var recorded = [UInt8](repeating: 0, count: path.count)
         guard recorded.withUnsafeMutableBytes(fill), recorded == path else { return nil }

@@ -69,6 +69,15 @@ package enum System {
         return true
     }
 
+    /// The size of the regular file open at `fd`, checked on the descriptor itself (`fstat(2)`), so
+    /// that what was checked is what is read; nil when it is something else: a FIFO, a device, a
+    /// directory, a socket. Every reader of a file a client or a cache names checks it this way.
+    package static func regularFileSize(_ fd: Int32) throws(Errno) -> Int? {
+        var status = stat()
+        _ = try retryingInterrupts { fstat(fd, &status) }
+        return status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : nil
+    }
+
     /// An `ioctl(2)` whose argument is a pointer.
     static func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) throws(Errno) {
         _ = try retryingInterrupts { fbs_ioctl_pointer(fd, request, argument) }
