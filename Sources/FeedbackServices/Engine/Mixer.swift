@@ -40,9 +40,6 @@ struct Voice: Sendable {
     /// The first frame after its last audible one; `Int64.max` for a voice that repeats forever, or
     /// so many times that its last frame cannot be numbered (it plays on as if forever).
     var end: Int64
-    /// When (CLOCK_MONOTONIC seconds) a live output put it on its timeline; NaN where no time is
-    /// known (an output that renders faster than real time). See `Timeline.retire`.
-    var startTime = Double.nan
 
     init(id: UInt64, buffer: PCMBuffer, start: Int64, playCount: Int, gain: Envelope, pan: Envelope) {
         self.init(id: id, source: .buffer(buffer), start: start, offset: 0, playCount: playCount, gain: gain, pan: pan)

@@ -69,6 +69,10 @@ struct Timeline {
     let history: Int64?
     /// The voices, in the order they started.
     private(set) var voices: [Voice] = []
+    /// When (CLOCK_MONOTONIC seconds) a live output put each voice on the timeline, index for
+    /// index with `voices` (kept apart so that the mixer's voices stay as small as they were);
+    /// NaN where no time is known (an output that renders faster than real time).
+    private var startTimes: [Double] = []
     /// Voices a stop, fade-out or crossfade reached: they end `.stopped`.
     private var stopping: Set<UInt64> = []
     /// `retire`'s result, kept to reuse its storage.
@@ -82,6 +86,7 @@ struct Timeline {
         self.sampleRate = sampleRate
         self.history = history
         voices.reserveCapacity(capacity)
+        startTimes.reserveCapacity(capacity)
         stopping.reserveCapacity(capacity)
         ended.reserveCapacity(capacity)
     }
@@ -107,8 +112,7 @@ struct Timeline {
     mutating func apply(_ command: Command, at now: Int64, time: Double = .nan) {
         switch command {
         case .start(let id, let samples, let offset, let options):
-            start(id, samples, offset: offset, options: options, at: now)
-            voices[voices.count - 1].startTime = time
+            start(id, samples, offset: offset, options: options, at: now, time: time)
         case .stop(let id):
             stop(id, at: now, ramp: frames(Self.stopRamp), curve: .linear)
         case .fadeOut(let id, let duration, let curve):
@@ -141,6 +145,7 @@ struct Timeline {
         ended.removeAll(keepingCapacity: true)
         while let index = firstToEnd(by: frame, time: time) {
             let voice = voices.remove(at: index)
+            startTimes.remove(at: index)
             voice.source.cancel()
             ended.append((voice.id, stopping.remove(voice.id) != nil ? .stopped : .finished))
         }
@@ -156,6 +161,7 @@ struct Timeline {
         for voice in voices { voice.source.cancel() }
         defer {
             voices.removeAll(keepingCapacity: true)
+            startTimes.removeAll(keepingCapacity: true)
             stopping.removeAll(keepingCapacity: true)
         }
         return voices.map(\.id)
@@ -172,7 +178,7 @@ struct Timeline {
     }
 
     private mutating func start(
-        _ id: UInt64, _ samples: VoiceSamples, offset: Int64, options: PlaybackOptions, at now: Int64
+        _ id: UInt64, _ samples: VoiceSamples, offset: Int64, options: PlaybackOptions, at now: Int64, time: Double
     ) {
         let fade = frames(options.fadeIn)
         // Every output applies gains here: the one place the hearing-safety cap is enforced.
@@ -186,6 +192,7 @@ struct Timeline {
         voices.append(
             Voice(id: id, source: samples, start: now, offset: offset, playCount: options.playCount, gain: gain,
                   pan: Envelope(min(1, max(-1, options.pan)))))
+        startTimes.append(time)
     }
 
     private mutating func stop(_ id: UInt64, at now: Int64, ramp: Int64, curve: Envelope.Curve) {
@@ -218,7 +225,7 @@ struct Timeline {
     /// may be retired at `time`.
     private func firstToEnd(by frame: Int64, time: Double) -> Int? {
         var first: Int?
-        for index in voices.indices where voices[index].end <= frame && mayFinish(voices[index], at: time) {
+        for index in voices.indices where voices[index].end <= frame && mayFinish(at: index, time) {
             if let earliest = first, voices[earliest].end <= voices[index].end { continue }
             first = index
         }
@@ -229,14 +236,15 @@ struct Timeline {
     /// before or after the frame it goes with.
     static let finishSlack = 0.002
 
-    /// Whether `voice`'s end may be reported at `time`: a stopped voice at once (its ramp's last
-    /// frame), a finishing one once its length, less the history a rewrite may reach back over,
-    /// has passed since it started.
-    private func mayFinish(_ voice: Voice, at time: Double) -> Bool {
-        guard !time.isNaN, !voice.startTime.isNaN, !stopping.contains(voice.id) else { return true }
+    /// Whether the end of the voice at `index` may be reported at `time`: a stopped voice's at
+    /// once (its ramp's last frame), a finishing one's once its length, less the history a rewrite
+    /// may reach back over, has passed since it started.
+    private func mayFinish(at index: Int, _ time: Double) -> Bool {
+        let voice = voices[index], started = startTimes[index]
+        guard !time.isNaN, !started.isNaN, !stopping.contains(voice.id) else { return true }
         let rate = Double(sampleRate)
         let skippable = Double(history ?? 0) / rate
-        return time >= voice.startTime + Double(voice.end - voice.start) / rate - skippable - Self.finishSlack
+        return time >= started + Double(voice.end - voice.start) / rate - skippable - Self.finishSlack
     }
 }
 
