@@ -5,7 +5,7 @@
 // symbol the executable imports is then looked up across all of them. libpulse alone brings about
 // thirty shared objects (libpulsecommon, X11, xcb, D-Bus, gcrypt, libsndfile's codecs), libsystemd
 // and libpipewire a few more: about 65% of `feedbackctl version`'s time was the dynamic loader
-// (issue 14). Loaded on first use, each process maps only what its route calls: `version` none,
+// Loaded on first use, each process maps only what its route calls: `version` none,
 // `fire` through the service libsystemd, `fire` in process libpulse or libpipewire, and libsndfile.
 //
 // When a library cannot be loaded, each of its functions returns the library's own failure value

@@ -75,7 +75,7 @@ package final class BusClient {
     ///
     /// The call is sent at once, behind the connection's `Hello` (`sd_bus_call_async`), rather than
     /// after `Hello`'s answer as `sd_bus_call` would: a connection's first call then costs one round
-    /// trip through the bus less (issue 13: `feedbackctl fire` through the service).
+    /// trip through the bus less (what `feedbackctl fire` through the service pays).
     /// - Returns: the reply, to read its values from.
     /// - Throws: `BusError`: the error the service replied with (`NoReply` when none came in time),
     ///   or why the call could not be made.

@@ -30,7 +30,7 @@ enum ActivePlayers {
     /// tests, never announce themselves).
     static func enable(arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) {
         // Concatenated, not `joined(separator:)`: the standard library's generic `joined` looks its
-        // types up by mangled name at run time, ~3 % of a `fire`'s main thread (perf, issue 16).
+        // types up by mangled name at run time, ~3 % of a `fire`'s main thread (perf).
         var what = "feedbackctl"
         for argument in arguments where !SoundArguments.noWait.matches(argument) { what += " " + argument }
         enabled.withLock { $0 = (directory(environment: environment), what) }

@@ -5,7 +5,7 @@ import Glibc
 /// feedbackctl as a client of feedbackservicesd (`org.feedbackservices.SystemSounds1`): when the
 /// service runs, `fire` asks it to play, so the sound starts on its already-open stream from its
 /// already-decoded sounds, and `vibrate` asks it to vibrate on the vibrator it holds open; when it
-/// does not, the command plays in this process as before. A `--no-wait` play is a detached one of
+/// does not, the command plays in this process. A `--no-wait` play is a detached one of
 /// the group `feedbackctl` (`detachedGroup`), which `feedbackctl stop` ends with `StopDetached`.
 ///
 /// Finding out costs as little as it can: with no session bus (`DBUS_SESSION_BUS_ADDRESS` unset and

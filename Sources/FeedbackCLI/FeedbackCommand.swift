@@ -41,7 +41,7 @@ public enum FeedbackCommand {
         // while they read a file would only corrupt it (`info --json`) or alarm for nothing.
         CLibraryOutput.dropDuringSoundFileWork()
         // Read once, straight from `environ`: ProcessInfo's first use and each copy of its
-        // environment cost ~0.1 ms apiece, on the way to the first sample (issue 14).
+        // environment cost ~0.1 ms apiece, on the way to the first sample.
         let environment = processEnvironment()
         if let name = arguments.first, ["fire", "play", "vibrate"].contains(name) {
             let options = arguments.prefix { $0 != "--" }

@@ -46,7 +46,7 @@ enum Playback {
     /// IDs are looked up in the user's persistent registry; the profile is the command's
     /// environment's unless `profile` overrides it. A play starts on a thread of its own, not on
     /// Dispatch: a command plays one sound, and Dispatch starting its worker pool (three threads)
-    /// competed for the CPU with the connect, on the way to the first sample (issue 14). Ends still
+    /// competed for the CPU with the connect, on the way to the first sample. Ends still
     /// come on the global queue: never on the audio thread, where dropping the last reference to
     /// the manager would shut the output down from its own thread.
     static func manager(

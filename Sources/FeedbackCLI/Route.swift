@@ -5,7 +5,7 @@ import Synchronization
 /// the sound is looked up: feedbackservicesd, or this process on the engine, libcanberra, an ALSA
 /// PCM or a file. `fire` and `play` take the decision here and nowhere else, and `open` makes the
 /// one early open of the route chosen, so that connecting runs beside the lookup and the decoding
-/// rather than after them (issue 14).
+/// rather than after them.
 ///
 /// The choice, in order:
 /// 1. `--output FILE`, `--canberra` or `--pcm NAME` (`Playback.destination`): this process, there.

@@ -183,7 +183,7 @@ package enum Daemon {
     /// The sound theme GSettings names, unless `FEEDBACK_SOUND_THEME` chooses one; else the
     /// library's own choice (GTK's `settings.ini`, else our theme). Chosen at start and on SIGHUP,
     /// as the desktop's settings are: one resolver, whose remembered lookups make a play's theme
-    /// lookup a few `stat`s (issue 13); nil only when the choice is not a valid theme name (then
+    /// lookup a few `stat`s; nil only when the choice is not a valid theme name (then
     /// the manager chooses again at each play).
     private static func soundThemeResolver(desktop: DesktopSoundSettings, environment: [String: String])
         -> SoundThemeResolver?

@@ -2,7 +2,7 @@ import FeedbackServices
 import FeedbackTestSupport
 import Glibc
 
-/// Issue 7's figure: `feedbackctl fire 1007` as a whole process, from the moment it is started to
+/// `feedbackctl fire 1007` as a whole process, from the moment it is started to
 /// its first sample at the server, beside `paplay` of the same file (and `gsound-play` and
 /// `canberra-gtk-play` where installed: `scripts/setup --bench`), in one run on one recorder.
 struct CommandBenchmark {

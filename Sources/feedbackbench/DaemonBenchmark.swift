@@ -4,7 +4,7 @@ import FeedbackTestSupport
 import FoundationEssentials
 import Glibc
 
-/// Issue 13's figures: feedbackservicesd beside Debian's feedbackd 0.0.3 (`/usr/libexec/feedbackd`),
+/// feedbackservicesd beside Debian's feedbackd 0.0.3 (`/usr/libexec/feedbackd`),
 /// each on a private session bus of its own, both playing into the benchmarks' PulseAudio, in one
 /// run: `feedbackctl fire 1007` through the service against `paplay` of the same file; `fbcli`'s
 /// trigger to the first sample; the `TriggerFeedback` round trip; a cold start by D-Bus activation

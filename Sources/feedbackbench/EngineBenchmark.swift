@@ -6,7 +6,7 @@ import FeedbackTestSupport
 import Glibc
 import Synchronization
 
-/// Issue 3's figures, against a private PulseAudio server (null sink) with one low-latency
+/// The engine's figures, against a private PulseAudio server (null sink) with one low-latency
 /// recorder on its monitor for the whole run: every path is measured in the same run.
 struct EngineBenchmark {
     let directory: String
@@ -42,7 +42,7 @@ struct EngineBenchmark {
         var returns: [Double] = []
         var baseline: [Double] = []
         // play() hands the voice to the engine's thread and wakes it with an eventfd; waking a
-        // thread asleep on another CPU is the floor under that (issue 14), so the same loop times
+        // thread asleep on another CPU is the floor under that, so the same loop times
         // a bare eventfd write to a thread blocked reading it.
         var wakes: [Double] = []
         var relayedWakes: [Double] = []

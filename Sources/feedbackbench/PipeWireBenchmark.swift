@@ -4,7 +4,7 @@ import FeedbackTestSupport
 import FoundationEssentials
 import Glibc
 
-/// Issue 15's figures, against a private headless PipeWire (null sink, WirePlumber,
+/// The PipeWire figures, against a private headless PipeWire (null sink, WirePlumber,
 /// pipewire-pulse) with one low-latency recorder on the sink's monitor: PipeWireOutput beside the
 /// PulseAudio engine on pipewire-pulse and pw-play, in-process and whole-process, and gaps with a
 /// CPU hog on each core. Every row of a table is measured in the same run, interleaved.

@@ -1,7 +1,7 @@
 import FeedbackServices
 import Glibc
 
-/// Issue 2's figure: registering a 30 s 44.1 kHz stereo WAV (decode + resample to 48 kHz) beside
+/// Registering a 30 s 44.1 kHz stereo WAV (decode + resample to 48 kHz) beside
 /// `sox in.wav -r 48000 out.wav` on the same file.
 struct RegistrationBenchmark {
     let directory: String

@@ -3,7 +3,7 @@ import FeedbackServices
 import FeedbackTestSupport
 import Glibc
 
-/// Issue 11's in-process rows: the first sound on a stream that is just coming to be. Each row
+/// The in-process rows of the first sound on a stream that is just coming to be. Each row
 /// makes a new stream the way it comes to be in use — a play issued 0, 1, 5 or 20 ms after the
 /// output starts opening, or 0…30 ms after it became ready (the stream held unstarted until its
 /// first sound), the first play after the idle close, the first play after the sound

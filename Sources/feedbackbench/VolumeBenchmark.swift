@@ -1,7 +1,7 @@
 import FeedbackServices
 import Glibc
 
-/// Issue 6's figure: re-registering a 30 s 48 kHz stereo sound at a new volume beside
+/// Re-registering a 30 s 48 kHz stereo sound at a new volume beside
 /// `sox -v 0.5 in.wav out.wav` on the same file. Ours works on the PCM already in memory, which is
 /// the point of re-registration; the second line adds writing the adjusted file, the classic
 /// "adjust a WAV, then register it again" workflow, for a like-for-like comparison with sox.

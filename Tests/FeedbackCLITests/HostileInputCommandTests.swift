@@ -6,7 +6,7 @@ import Testing
 
 @testable import FeedbackCLI
 
-/// The inputs of issue 15 ("what a hostile user found") replayed against the built `feedbackctl`,
+/// The inputs a hostile user tried, replayed against the built `feedbackctl`,
 /// each with the exit code it must give, the time it may take, and for writers the target's
 /// inode and file type, which must not change.
 @Suite struct HostileInputCommandTests {

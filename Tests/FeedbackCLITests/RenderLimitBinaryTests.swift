@@ -5,7 +5,7 @@ import Testing
 import FeedbackServices
 import FeedbackTestSupport
 
-/// Issue 15, item 2, as the hostile user ran it: `feedbackctl play --loop N --output o.wav S` with
+/// As a hostile user ran it: `feedbackctl play --loop N --output o.wav S` with
 /// the built binary. Each exact input ends with its exit code, in bounded time and small memory;
 /// a render of the longest legal length streams; SIGTERM stops a render at once.
 @Suite struct RenderLimitBinaryTests {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import FeedbackServices
 
-/// Issue 15, item 2: a render into a file is bounded in length (`FileOutput.maximumDuration`),
+/// A render into a file is bounded in length (`FileOutput.maximumDuration`),
 /// streams in blocks, can be stopped between blocks, and never replaces what is not a regular file.
 @Suite struct FileOutputBoundsTests {
     let second = Signal.buffer(Signal.sines([440], amplitude: 0.25, seconds: 1, rate: 8_000), channels: 1, rate: 8_000)

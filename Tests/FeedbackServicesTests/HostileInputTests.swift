@@ -6,7 +6,7 @@ import Testing
 
 @testable import FeedbackServices
 
-/// The inputs of issue 15 ("what a hostile user found"), replayed against the library: each one
+/// The inputs a hostile user tried, replayed against the library: each one
 /// with the answer it must get, and the time it may take.
 
 /// What identifies a file system object: a writer must leave both unchanged for a non-regular target.

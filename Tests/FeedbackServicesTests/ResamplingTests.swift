@@ -5,7 +5,7 @@ import Testing
 @testable import FeedbackServices
 
 @Suite struct ResamplingTests {
-    /// Issue 2: a 1 kHz sine at 44.1 kHz stays 1 kHz ± 0.1 Hz and within 0.1 dB at 48 kHz.
+    /// A 1 kHz sine at 44.1 kHz stays 1 kHz ± 0.1 Hz and within 0.1 dB at 48 kHz.
     @Test(arguments: [1, 2])
     func sineKeepsFrequencyAndLevel(channels: Int) throws {
         let input = Signal.sines(Array(repeating: 1000, count: channels), amplitude: 0.5, seconds: 2, rate: 44_100)

@@ -100,7 +100,7 @@ import Testing
         #expect(error?.reason == .soundIDsExhausted)
     }
 
-    /// Issue 2: 16 threads creating and disposing at once, from files and from memory, while others
+    /// 16 threads creating and disposing at once, from files and from memory, while others
     /// look sounds up. Every ID is unique, every sound is the one registered, nothing is left over.
     @Test func sixteenThreadsCreatingAndDisposing() throws {
         let directory = TemporaryDirectory()

@@ -147,7 +147,7 @@ private let signalsTaken = Atomic<Int>(0)
         #expect(!thread.isCurrent)
     }
 
-    /// `fire`'s library loading (issue 14): a thread started on another CPU is kept off the CPU
+    /// `fire`'s library loading: a thread started on another CPU is kept off the CPU
     /// its creator runs on until it runs, then may use all of the creator's CPUs again, as may the
     /// threads it starts.
     @Test func aThreadStartedOnAnotherCPUAvoidsTheCallersThenMayRunAnywhere() throws {

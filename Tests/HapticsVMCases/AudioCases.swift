@@ -525,7 +525,7 @@ private func speedBesideAplay() throws -> String {
     for line in lines { print("ALSA-SPEED \(line)") }
     let reference = median(aplay.map(\.ms))
     // The output's own part is held to the issue's target; the whole process (start-up, theme
-    // lookup, decoding) is reported beside it (issue 14 works on start-up).
+    // lookup, decoding) is reported beside it.
     try expect(median(inProcess) <= 0.5 * reference, "in-process \(format(median(inProcess))) ms vs aplay \(format(reference)) ms")
     let ratios = "in-process/aplay \(format(median(inProcess) / reference)) (target ≤ 0.5), fire/aplay \(format(median(fire) / reference)) (target ≤ 1.0), "
         + "through the service/aplay \(format(median(throughService) / reference))"

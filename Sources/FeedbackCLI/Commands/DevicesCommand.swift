@@ -234,7 +234,7 @@ enum DevicesCommand: Subcommand {
                 if !text.isEmpty { text.append("") }
                 text += vibrators.isEmpty ? ["No vibrators in \(directory)."] : vibrators.flatMap(vibratorText)
             } catch {
-                // Alone, a vibrator error is the whole answer, as before the audio side was listed.
+                // Asked for alone (--vibrators), a vibrator error is the whole answer.
                 if vibratorsOnly { throw CommandError(error) }
                 report.vibrators = Nullable(nil)
                 report.vibratorsError = error.description

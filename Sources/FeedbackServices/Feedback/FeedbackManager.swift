@@ -386,7 +386,7 @@ public final class FeedbackManager: Sendable {
         case .threads:
             let profile = profile ?? settings.profile
             // A sound already found and decoded, with no vibrator to open, has nothing to wait
-            // for: it starts on the caller's thread, a thread start-up sooner (issue 13: the
+            // for: it starts on the caller's thread, a thread start-up sooner (the
             // service's play, feedbackctl's).
             if case .resolved = request, !Self.needsVibrator(request, type: type, profile: profile) {
                 job(profile)
@@ -523,7 +523,7 @@ public final class FeedbackManager: Sendable {
         }
         // A thread of its own rather than a Dispatch queue: the first play of a process opens the
         // output, and Dispatch starting its worker pool first put two thread start-ups before the
-        // sound server's connect (issue 14: `fire 1007` median 14.8 → 13.3 ms, same run).
+        // sound server's connect (`fire 1007`'s median 14.8 → 13.3 ms in one run).
         startDetachedThread(name: "output-open", open)
     }
 

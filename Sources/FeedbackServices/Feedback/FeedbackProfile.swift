@@ -132,7 +132,7 @@ public final class FeedbackSettings: Sendable {
 
     /// `text` without the spaces, tabs and carriage returns at either end. Found by index rather
     /// than with `reversed()`: the reversed views' generic metadata, built at run time on first
-    /// use, cost `feedbackctl fire` a million instructions before its first sound (issue 16).
+    /// use, cost `feedbackctl fire` a million instructions before its first sound.
     private static func trimmed(_ text: Substring) -> String {
         let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
         guard let first = text.firstIndex(where: { !blank($0) }), let last = text.lastIndex(where: { !blank($0) }) else {

@@ -311,7 +311,7 @@ public struct SoundThemeResolver: Sendable {
             let entries = entries(of: folder)
             guard !entries.isEmpty else { return nil }
             // String + String: `Substring + String` is the generic `+`, whose types the runtime
-            // looks up by mangled name (~2 % of a `fire`'s main thread, perf, issue 16).
+            // looks up by mangled name (~2 % of a `fire`'s main thread, perf).
             let stem = String(name) + "."
             for suffix in SoundThemeResolver.suffixes {
                 let file = stem + suffix

@@ -147,7 +147,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     /// `realTimePriority` — what module-rt would do there. That module links libdbus-1, which
     /// brings libsystemd, libgcrypt and four compressors, and the context's D-Bus support loads
     /// it too: with client-rt.conf's seven modules, 2.4 ms of a new process's 21 ms to its first
-    /// sample on this project's machine, against 0.8 ms (issue 15). Elsewhere the process needs
+    /// sample on this project's machine, against 0.8 ms. Elsewhere the process needs
     /// RTKit on D-Bus for that priority, and gets client-rt.conf, as `pw-play` does: module-rt
     /// installs its thread utilities on the context before the context starts that thread. The
     /// stream's properties are all the output's own, so nothing a client configuration file (or

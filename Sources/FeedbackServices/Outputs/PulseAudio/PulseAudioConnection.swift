@@ -98,7 +98,7 @@ final class PulseAudioConnection {
         switch state {
         case PA_CONTEXT_READY:
             // The stream is asked for at once, as a PulseAudio server wants it, rather than after
-            // the server's name: one round trip fewer before the first sample (issue 14). The
+            // the server's name: one round trip fewer before the first sample. The
             // name still comes back first (a server answers in order), so on PipeWire's pulse
             // server, which does not honour rewrites, the stream is replaced by one with a short
             // in-order queue before either is ready.
@@ -187,7 +187,7 @@ final class PulseAudioConnection {
     /// it (`startIfHeld`) with the sound itself at frame 0, as `paplay` starts its stream, instead
     /// of being rewritten over a queue of silence the server already plays, after the thread hops
     /// that bring it to this thread: for the first sound of a process, a service's first play, or
-    /// the first after a reconnect (issue 14). Idle, a held stream costs almost no wake-ups.
+    /// the first after a reconnect. Idle, a held stream costs almost no wake-ups.
     func fill(bytes: Int) {
         guard let stream, firstWriteTime != nil || !timeline.isEmpty else { return }
         if firstWriteTime == nil { firstWriteTime = MonotonicClock.now }
@@ -339,7 +339,7 @@ final class PulseAudioConnection {
 
     /// While sounds play, checks every 5 ms for finished ones. Idle, it wakes only once more, when
     /// the idle time is up (to close): an open, silent stream costs the server's requests for
-    /// silence and nothing of ours (a tick every 5 ms was 200 wake-ups a second, issue 13).
+    /// silence and nothing of ours (a tick every 5 ms was 200 wake-ups a second).
     /// - Parameter delay: microseconds from now; an earlier tick already due is kept.
     func scheduleTick(in delay: pa_usec_t = 5_000) {
         guard let context else { return }

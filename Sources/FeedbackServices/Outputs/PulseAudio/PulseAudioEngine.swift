@@ -100,7 +100,7 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     /// Does what the mainloop does when woken, on the calling thread with the mainloop lock held:
     /// a closed engine starts connecting at once rather than after the mainloop thread is
     /// scheduled, which on a busy machine (a new process decoding its sound on the other core)
-    /// came a millisecond or more later (issue 14).
+    /// came a millisecond or more later.
     private func serviceNow() {
         pa_threaded_mainloop_lock(mainloop)
         service()
