@@ -137,9 +137,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package static let maximumHints = 32
     /// The hints read, with their types.
     static let hintTypes = ["profile": "s", "important": "b", "sound-file": "s"]
-    /// The largest `sound-file` accepted, in bytes: a 30 s sound (the decoder's limit) of 48 kHz
-    /// stereo 32-bit PCM is 11 MiB; this leaves room for higher rates and lossless containers.
-    package static let maximumSoundFileSize = 64 << 20
+    /// The largest `sound-file` accepted, in bytes.
+    package static let maximumSoundFileSize = RequestBounds.maximumSoundFileBytes
     /// The app ids whose `important` hint is honoured by default: feedbackd's `allow-important`
     /// default.
     package static let defaultImportantApps: Set<String> = [

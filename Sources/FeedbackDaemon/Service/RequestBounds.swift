@@ -10,6 +10,10 @@ package enum RequestBounds {
     package static let maximumVibrateSteps = 64
     /// The longest step of a vibration pattern, in ms (feedbackd's bound too).
     package static let maximumVibrateStep = 10_000
+    /// The largest sound file read for a client (a `sound-file` hint, `RegisterFD`), in bytes: a
+    /// 30 s sound (the decoder's limit) of 48 kHz stereo 32-bit PCM is 11 MiB; this leaves room
+    /// for higher rates and lossless containers.
+    package static let maximumSoundFileBytes = 64 << 20
 
     /// A vibration pattern's (magnitude, ms) steps, checked: magnitudes 0…1, at most
     /// `maximumVibrateStep` ms a step and `FeedbackTheme.maximumDuration` ms in all (the step count

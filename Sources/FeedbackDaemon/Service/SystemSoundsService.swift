@@ -98,7 +98,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         /// 48 kHz stereo).
         package var bytesPerClient = 16 << 20
         /// The largest file `RegisterFD` reads.
-        package var fileBytes = 64 << 20
+        package var fileBytes = RequestBounds.maximumSoundFileBytes
 
         /// The defaults.
         package init() {}
