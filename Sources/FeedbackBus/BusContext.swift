@@ -344,24 +344,33 @@ package final class PendingReply: @unchecked Sendable {
     /// or `sd_bus_reply_method_error`). Later calls do nothing.
     package func send(_ result: Result<[BusValue], BusError>) {
         guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        connection.perform { [self] _ in
-            guard let call = message else { return }
-            defer { message = nil }
-            guard sd_bus_message_get_expect_reply(call.handle) > 0 else { return }
-            switch result {
-            case .success(let values):
-                var handle: OpaquePointer?
-                guard sd_bus_message_new_method_return(call.handle, &handle) >= 0, let handle else { return }
-                let reply = BusMessage(adopting: handle)
-                do throws(BusError) {
-                    for value in values { try reply.append(value) }
-                    _ = sd_bus_send(nil, reply.handle, nil)
-                } catch {
-                    send(error, to: call)
-                }
-            case .failure(let error):
+        connection.perform { [self] _ in reply(result) }
+    }
+
+    /// Sends the reply now, from the bus thread (`bus` proves it): before any signal the jobs
+    /// queued meanwhile send, as a handler's reply goes before them. Later calls do nothing.
+    package func send(_ result: Result<[BusValue], BusError>, bus: BusContext) {
+        guard !sent.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        reply(result)
+    }
+
+    private func reply(_ result: Result<[BusValue], BusError>) {
+        guard let call = message else { return }
+        defer { message = nil }
+        guard sd_bus_message_get_expect_reply(call.handle) > 0 else { return }
+        switch result {
+        case .success(let values):
+            var handle: OpaquePointer?
+            guard sd_bus_message_new_method_return(call.handle, &handle) >= 0, let handle else { return }
+            let reply = BusMessage(adopting: handle)
+            do throws(BusError) {
+                for value in values { try reply.append(value) }
+                _ = sd_bus_send(nil, reply.handle, nil)
+            } catch {
                 send(error, to: call)
             }
+        case .failure(let error):
+            send(error, to: call)
         }
     }
 

@@ -158,6 +158,19 @@ package final class BusMessage {
         }
     }
 
+    /// The next argument, an `as`: at most `limit` strings, else `InvalidArgs`.
+    package func readStrings(limit: Int) throws(BusError) -> [String] {
+        try check(sd_bus_message_enter_container(handle, CChar(UInt8(ascii: "a")), "s"), "reading as")
+        var strings: [String] = []
+        var pointer: UnsafePointer<CChar>?
+        while try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "s")), &pointer), "reading as") > 0 {
+            guard strings.count < limit else { throw .invalidArgs("more than \(limit) strings") }
+            strings.append(pointer.map { String(cString: $0) } ?? "")
+        }
+        try check(sd_bus_message_exit_container(handle), "reading as")
+        return strings
+    }
+
     /// The next argument, an array of structures whose fields have the basic types of `signature`
     /// (`us` for `a(us)`), each as a row of values; at most `limit` of them, else `InvalidArgs`
     /// saying "more than `limit` `naming`".

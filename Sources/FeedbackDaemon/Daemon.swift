@@ -62,7 +62,7 @@ package enum Daemon {
             log("Error: \(error.message)")
             return 69
         }
-        let desktop = desktopReading.wait()
+        let (desktop, feedbackd) = desktopReading.wait()
         let idle = idleTimeout
         // Clients' own sounds (SystemSounds1.RegisterFD) get IDs in the service range.
         let registry = SoundRegistry(
@@ -76,8 +76,12 @@ package enum Daemon {
             themeResolver: soundThemeResolver(desktop: desktop, environment: environment),
             // Threads and the bus loop, never a Dispatch worker: idle, the daemon makes no wake-ups.
             scheduling: .threads(loop: connection.delivery))
+        let appLevels = AppLevels { munged in FeedbackdSettings.appLevel(munged: munged, environment: environment) }
         let service = FeedbackService(
-            manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), log: log)
+            manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), appLevels: appLevels,
+            log: log)
+        let follower = SettingsFollower(service: service, environment: environment, log: log)
+        follower.start(feedbackd: feedbackd)
         let sounds = SystemSoundsService(manager: manager, log: log)
         let reloads = SerialRequests(threadName: "reload")
         let settingsWatch = watchSettingsDirectory(manager.settings.path)
@@ -97,13 +101,27 @@ package enum Daemon {
                     // Off the bus thread: reading the theme and running gsettings take milliseconds.
                     reloads.request {
                         reload(service: service, root: root, environment: environment)
+                        follower.readAll()
                     }
                 }
                 if let settingsWatch {
                     try bus.onReadable(settingsWatch) { bus in
                         drain(settingsWatch)
                         service.settingsChanged(bus: bus)
+                        follower.profileChanged()
                     }
+                }
+                // GSettings written through dconf: its writer announces each write on this bus. Any
+                // sender (sd-bus matches a sender locally by unique name, and dconf-service's changes
+                // when it is activated again): a forged Notify costs one read, and reads fold
+                // into one while one runs (`SerialRequests`).
+                try bus.subscribe(
+                    sender: nil, path: "/ca/desrt/dconf/Writer/user", interface: "ca.desrt.dconf.Writer", member: "Notify"
+                ) { message, _ in
+                    guard let prefix = try? message.readString(),
+                        let changes = try? message.readStrings(limit: 256)
+                    else { return }
+                    follower.dconfChanged(prefix: prefix, changes: changes)
                 }
                 // Taken over by `feedbackservicesd --replace`: stop as for SIGTERM.
                 try bus.subscribe(
@@ -173,7 +191,7 @@ package enum Daemon {
     }
 
     /// GSettings' sound settings, with a log line when they cannot be read.
-    fileprivate static func readDesktopSettings(environment: [String: String]) -> DesktopSoundSettings {
+    static func readDesktopSettings(environment: [String: String]) -> DesktopSoundSettings {
         let (settings, problem) = DesktopSoundSettings.read(environment: environment)
         if let problem { log("the desktop's sound settings are not read, so the defaults apply: \(problem)") }
         if !settings.eventSounds { log("event sounds are off in the desktop's settings: feedbacks give no sound") }
@@ -185,7 +203,7 @@ package enum Daemon {
     /// as the desktop's settings are: one resolver, whose remembered lookups make a play's theme
     /// lookup a few `stat`s; nil only when the choice is not a valid theme name (then
     /// the manager chooses again at each play).
-    private static func soundThemeResolver(desktop: DesktopSoundSettings, environment: [String: String])
+    static func soundThemeResolver(desktop: DesktopSoundSettings, environment: [String: String])
         -> SoundThemeResolver?
     {
         let name = environment[SoundThemeSelection.environmentVariable] == nil ? desktop.themeName : nil
@@ -283,12 +301,13 @@ package enum Daemon {
     }
 }
 
-/// The desktop's sound settings, read on a thread of their own from `init` on; `wait()` returns
+/// The desktop's sound settings and feedbackd's, read on a thread of their own from `init` on; `wait()` returns
 /// them (read at once, on the caller's thread, when no thread can be started).
 private final class DesktopReading: @unchecked Sendable {
     // Locking rule: `settings` is written by the reading thread only, and read after `join()`,
     // which orders the two.
     private var settings = DesktopSoundSettings()
+    private var feedbackd = FeedbackdSettings()
     private var thread: Thread?
     private let environment: [String: String]
 
@@ -296,12 +315,21 @@ private final class DesktopReading: @unchecked Sendable {
         self.environment = environment
         thread = try? startThread(name: "gsettings") { [self] in
             settings = Daemon.readDesktopSettings(environment: environment)
+            feedbackd = Self.readFeedbackd(environment: environment)
         }
     }
 
-    func wait() -> DesktopSoundSettings {
-        guard let thread else { return Daemon.readDesktopSettings(environment: environment) }
+    func wait() -> (DesktopSoundSettings, FeedbackdSettings) {
+        guard let thread else {
+            return (Daemon.readDesktopSettings(environment: environment), Self.readFeedbackd(environment: environment))
+        }
         thread.join()
+        return (settings, feedbackd)
+    }
+
+    private static func readFeedbackd(environment: [String: String]) -> FeedbackdSettings {
+        let settings = FeedbackdSettings.read(environment: environment).settings
+        if settings.installed { Daemon.log("feedbackd's settings (\(FeedbackdSettings.schema)) are read and followed") }
         return settings
     }
 }

@@ -182,8 +182,11 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package let manager: FeedbackManager
     /// The limits in force.
     package let limits: Limits
-    /// The app ids whose `important` hint is honoured.
+    /// The app ids whose `important` hint is honoured where feedbackd's schema is not installed
+    /// (where it is, its `allow-important`).
     package let importantApps: Set<String>
+    /// The per-app levels, where feedbackd's schema is installed; nil: none.
+    package let appLevels: AppLevels?
     /// Where `Led` feedbacks find their LED.
     package let leds: LEDDiscovery
     private let log: @Sendable (String) -> Void
@@ -219,6 +222,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     private struct State {
         var theme: FeedbackTheme
         var desktop: DesktopSoundSettings
+        /// feedbackd's GSettings; not `installed` where its schema is not.
+        var feedbackd = FeedbackdSettings()
         /// The profile last announced with `PropertiesChanged`.
         var announcedProfile: FeedbackProfile
         /// The feedbacks, their caps, and every client's trigger budget, which `Haptic.Vibrate`
@@ -240,12 +245,14 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     package init(
         manager: FeedbackManager, theme: FeedbackTheme, desktop: DesktopSoundSettings = DesktopSoundSettings(),
         leds: LEDDiscovery = LEDDiscovery(), limits: Limits = Limits(),
-        importantApps: Set<String> = FeedbackService.defaultImportantApps, log: @escaping @Sendable (String) -> Void
+        importantApps: Set<String> = FeedbackService.defaultImportantApps, appLevels: AppLevels? = nil,
+        log: @escaping @Sendable (String) -> Void
     ) {
         self.manager = manager
         self.leds = leds
         self.limits = limits
         self.importantApps = importantApps
+        self.appLevels = appLevels
         self.log = log
         state = Lock(
             State(
@@ -272,9 +279,53 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             let event = try message.readString()
             let hints = try Hints(message.readVariantDictionary(limit: Self.maximumHints, types: Self.hintTypes))
             let timeout = try message.readInt32()
+            let client = message.sender
+            // An app whose per-app level is not known yet: its feedback waits for the level's read.
+            if let appLevels, state.withLock({ $0.feedbackd.installed }), !appID.isEmpty, !event.isEmpty,
+                appID.utf8.count <= RequestBounds.maximumNameLength, appLevels.level(of: appID) == nil
+            {
+                // The trigger's token first, so that waiting is within the client's budget.
+                let now = MonotonicClock.now
+                try state.withLock { state throws(BusError) in
+                    guard !state.feedbacks.isStopping else { throw sessionRefusal(.stopping, client: client) }
+                    do throws(SessionRefusal) {
+                        try state.feedbacks.takeToken(client, now: now)
+                    } catch {
+                        throw sessionRefusal(error, client: client)
+                    }
+                }
+                let reply = bus.answerLater(message)
+                let connection = bus.connection
+                let waits = appLevels.whenRead(appID) { [self] level in
+                    connection.perform { [self] bus in
+                        let result: Result<[BusValue], BusError>
+                        do throws(BusError) {
+                            let id = try trigger(
+                                appID: appID, event: event, hints: hints, timeout: timeout, appLevel: level, client: client,
+                                tokenTaken: true, bus: bus)
+                            result = .success([.uint32(id)])
+                        } catch {
+                            result = .failure(error)
+                        }
+                        // Now, before the FeedbackEnded the trigger may have queued.
+                        reply.send(result, bus: bus)
+                    }
+                }
+                if !waits {
+                    reply.send(
+                        .failure(
+                            .limitsExceeded(
+                                "app levels: \(AppLevels.maximumWaiting) feedbacks already wait for their app's settings to be read")),
+                        bus: bus)
+                }
+                return []
+            }
+            let appLevel = appLevels?.level(of: appID) ?? .full
             return [
                 .uint32(
-                    try trigger(appID: appID, event: event, hints: hints, timeout: timeout, client: message.sender, bus: bus))
+                    try trigger(
+                        appID: appID, event: event, hints: hints, timeout: timeout, appLevel: appLevel, client: client,
+                        bus: bus))
             ]
         case "EndFeedback":
             try endFeedback(try message.readUInt32(), client: message.sender, bus: bus)
@@ -331,12 +382,25 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
 
     /// Gives later feedbacks `theme` (nil: the current one stays) and the desktop's `desktop`
-    /// settings (a reload after SIGHUP); feedbacks already running go on as they started.
+    /// settings (a reload after SIGHUP, or a dconf change); feedbacks already running go on as
+    /// they started.
     package func replace(theme: FeedbackTheme? = nil, desktop: DesktopSoundSettings) {
         state.withLock { state in
             if let theme { state.theme = theme }
             state.desktop = desktop
         }
+    }
+
+    /// Gives later feedbacks feedbackd's GSettings `settings` (its `allow-important`,
+    /// `max-haptic-strength` and `prefer-flash`; the profile is `FeedbackSettings`', which the
+    /// daemon keeps equal to its `profile`).
+    package func replace(feedbackd settings: FeedbackdSettings) {
+        state.withLock { $0.feedbackd = settings }
+    }
+
+    /// feedbackd's GSettings as the service last read them.
+    package var feedbackdSettings: FeedbackdSettings {
+        state.withLock { $0.feedbackd }
     }
 
     // MARK: - Feedback
@@ -367,12 +431,27 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
 
     /// The level a feedback plays at: the `profile` hint (full without one), lowered to the
-    /// service's profile unless the feedback is important and its app may say so.
-    static func level(profile: FeedbackProfile, hint: FeedbackProfile?, important: Bool) -> FeedbackProfile {
+    /// service's profile and to the app's own level unless the feedback is important and its app
+    /// may say so (feedbackd's `get_max_level` and `fbd_feedback_manager_handle_trigger_feedback`).
+    static func level(
+        profile: FeedbackProfile, app: FeedbackProfile = .full, hint: FeedbackProfile?, important: Bool
+    ) -> FeedbackProfile {
         let wanted = hint ?? .full
         if important { return wanted }
         let order: [FeedbackProfile] = [.silent, .quiet, .full]
-        return order[min(order.firstIndex(of: profile)!, order.firstIndex(of: wanted)!)]
+        return order[[profile, app, wanted].map { order.firstIndex(of: $0)! }.min()!]
+    }
+
+    /// `pattern` with no step stronger than `strength` (feedbackd's `max-haptic-strength`: each
+    /// step's magnitude is the lower of the two).
+    package static func capped(_ pattern: VibrationPattern, at strength: Double) -> VibrationPattern {
+        guard strength < 1, pattern.steps.contains(where: { $0.intensity > strength }) else { return pattern }
+        let steps = pattern.steps.map { step in
+            var step = step
+            step.intensity = min(step.intensity, strength)
+            return step
+        }
+        return (try? VibrationPattern(steps: steps, repeatIndex: pattern.repeatIndex)) ?? pattern
     }
 
     /// The vibration a feedback plays: the theme's first pattern for it, once for timeout −1, and
@@ -386,7 +465,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     }
 
     private func trigger(
-        appID: String, event: String, hints: Hints, timeout: Int32, client: String, bus: BusContext
+        appID: String, event: String, hints: Hints, timeout: Int32, appLevel: FeedbackProfile, client: String,
+        tokenTaken: Bool = false, bus: BusContext
     ) throws(BusError) -> UInt32 {
         // feedbackd refuses an empty app id or event (fbd_feedback_manager_handle_trigger_feedback).
         guard !appID.isEmpty else { throw .invalidArgs("Invalid app id: it is empty") }
@@ -397,14 +477,15 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
         // As feedbackd: a timeout below −1 plays once.
         let timeout = max(timeout, -1)
-        let important = hints.important && importantApps.contains(appID)
-        let level = Self.level(profile: manager.profile, hint: hints.profile, important: important)
+        let feedbackd = state.withLock { $0.feedbackd }
+        let important = hints.important && (feedbackd.installed ? feedbackd.allowImportant : importantApps).contains(appID)
+        let level = Self.level(profile: manager.profile, app: appLevel, hint: hints.profile, important: important)
         let now = MonotonicClock.now
         let lookup = state.withLock {
             state -> Result<(id: UInt32, feedbacks: [ThemeFeedback], desktop: DesktopSoundSettings), BusError> in
             let id: UInt32
             do throws(SessionRefusal) {
-                id = try state.feedbacks.admit(client, token: .take(now: now))
+                id = try state.feedbacks.admit(client, token: tokenTaken ? .alreadyTaken : .take(now: now))
             } catch {
                 return .failure(sessionRefusal(error, client: client))
             }
@@ -424,7 +505,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let dummy = feedbacks.lazy.compactMap { feedback -> Int? in
             if case .dummy(let milliseconds) = feedback { milliseconds } else { nil }
         }.max()
-        let pattern = Self.vibration(in: feedbacks, timeout: timeout)
+        let pattern = Self.vibration(in: feedbacks, timeout: timeout).map {
+            Self.capped($0, at: feedbackd.maxHapticStrength)
+        }
         var soundFile: Int32?
         if let path = hints.soundFile, level == .full, sounds {
             soundFile = try openSoundFile(path, feedback: id, event: event, who: who)
@@ -436,6 +519,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
                 !sounds && feedbacks.contains(where: \.isSound)
                 ? "event sounds are off in the desktop's settings (\(DesktopSoundSettings.schema) event-sounds)"
                 : wantsLED ? "its LED feedback found no LED to blink (see the LED log line)"
+                : appLevel != .full && level == appLevel && !important
+                ? "the theme has no feedback for it at profile \(level.rawValue), the app's own level (\(FeedbackdSettings.appSchema))"
                 : "the theme has no feedback for it at profile \(level.rawValue)"
             let unheard =
                 hints.important && !important
@@ -533,6 +618,15 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// The LED for `color`: as feedbackd, a udev-tagged one showing it, else the first tagged one;
     /// where none is tagged, one whose name or channels show the colour.
     private func chooseLED(_ color: LEDColor) throws(LEDError) -> LEDInfo {
+        // feedbackd's prefer-flash: the camera's flash LED (one with `flash_strobe` and
+        // `flash_brightness`, as fbd-dev-led-flash.c probes it) where there is one.
+        if state.withLock({ $0.feedbackd.preferFlash }),
+            let flash = try? leds.leds().first(where: { led in
+                access(led.path + "/flash_strobe", F_OK) == 0 && access(led.path + "/flash_brightness", F_OK) == 0
+            })
+        {
+            return flash
+        }
         do {
             return try leds.led(.feedback(color))
         } catch {
@@ -636,9 +730,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
         previous?.stop()
         guard let made = try? VibrationPattern(steps: pattern) else { return true }
+        let capped = Self.capped(made, at: state.withLock { $0.feedbackd.maxHapticStrength })
         let connection = bus.connection
         let playback = manager.play(
-            .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: made, delivery: .immediate
+            .id(kSystemSoundID_Vibrate), type: .vibrateOnly, vibration: capped, delivery: .immediate
         ) { [self] result in
             // On the bus thread, after this handler has put the pattern in the table.
             connection.perform { [self] _ in

@@ -1,0 +1,151 @@
+import FeedbackBus
+import FeedbackServices
+import Glibc
+
+/// Follows the GSettings the service obeys while it runs: the desktop's sound switches
+/// (`DesktopSoundSettings`), feedbackd's keys (`FeedbackdSettings`) and the per-app levels
+/// (`AppLevels`), read again when dconf announces a write under them (`dconfChanged`, from the
+/// `ca.desrt.dconf.Writer.Notify` signal the daemon subscribes to on its own connection: no
+/// polling, no wake-up while nothing changes) and at SIGHUP (`readAll`).
+///
+/// **The profile has one home, the settings file** (`FeedbackSettings`: what `feedbackctl
+/// profile` writes, what `Profile` reads and sets, what the library in every process obeys).
+/// Where feedbackd's schema is installed, its `profile` key is kept equal to it both ways while the
+/// service runs: a value a settings app writes there is stored in the file (and announced with
+/// `PropertiesChanged`), and a profile stored in the file is written there (`profileChanged`). At
+/// start a profile in the file wins; with none stored, GSettings' is adopted (someone coming from
+/// feedbackd keeps the level they chose). `FEEDBACKSERVICES_PROFILE` in the service's environment
+/// fixes the profile: GSettings' is then not followed.
+///
+/// Thread safety: the bus thread calls `dconfChanged` and `profileChanged`; the reads and writes
+/// run on the "gsettings" thread, one at a time (`SerialRequests`); the state is behind a Mutex.
+final class SettingsFollower: Sendable {
+    private let service: FeedbackService
+    private let environment: [String: String]
+    private let log: @Sendable (String) -> Void
+    /// What to do on the next run of the thread.
+    private struct Pending {
+        var change = DconfChange()
+        var storeProfile = false
+    }
+    private let pending = Lock(Pending())
+    /// The profile GSettings holds, as last read or written there; nil before the first read, or
+    /// where feedbackd's schema is not installed.
+    private let gsettingsProfile = Lock<FeedbackProfile?>(nil)
+    private let runs = SerialRequests(threadName: "gsettings")
+
+    init(service: FeedbackService, environment: [String: String], log: @escaping @Sendable (String) -> Void) {
+        self.service = service
+        self.environment = environment
+        self.log = log
+    }
+
+    /// At start: feedbackd's settings, read (on the caller's thread) and given to the service, and
+    /// the profile settled between the file and GSettings (see the type).
+    func start(feedbackd settings: FeedbackdSettings) {
+        service.replace(feedbackd: settings)
+        guard settings.installed else { return }
+        let file = service.manager.settings
+        if file.environmentProfile == nil, (try? file.readFileProfile()) == nil, settings.profile != file.profile {
+            store(settings.profile, from: "\(FeedbackdSettings.schema) profile")
+        }
+        gsettingsProfile.withLock { $0 = settings.profile }
+        writeProfileIfDifferent()
+    }
+
+    /// dconf's writer announced a write of `changes` under `prefix`: reads again, on the
+    /// "gsettings" thread, what it touched of ours.
+    func dconfChanged(prefix: String, changes: [String]) {
+        let change = DconfChange(prefix: prefix, changes: changes)
+        guard !change.isEmpty else { return }
+        pending.withLock { pending in
+            pending.change.desktopSound = pending.change.desktopSound || change.desktopSound
+            pending.change.feedbackd = pending.change.feedbackd || change.feedbackd
+            pending.change.allApps = pending.change.allApps || change.allApps
+            pending.change.apps.formUnion(change.apps)
+        }
+        runs.request { [self] in run() }
+    }
+
+    /// The settings file's profile changed (`feedbackctl profile`, `Profile` set): written to
+    /// GSettings, on the "gsettings" thread, where it differs there.
+    func profileChanged() {
+        guard gsettingsProfile.withLock({ $0 }) != nil else { return }
+        pending.withLock { $0.storeProfile = true }
+        runs.request { [self] in run() }
+    }
+
+    /// SIGHUP (on the reload thread): feedbackd's settings read again, the per-app levels forgotten.
+    /// The desktop's are the reload's own.
+    func readAll() {
+        service.appLevels?.forget()
+        readFeedbackd()
+    }
+
+    private func run() {
+        let (change, storeProfile) = pending.withLock { pending in
+            defer { pending = Pending() }
+            return (pending.change, pending.storeProfile)
+        }
+        if change.desktopSound {
+            let desktop = Daemon.readDesktopSettings(environment: environment)
+            service.manager.themeResolver = Daemon.soundThemeResolver(desktop: desktop, environment: environment)
+            service.replace(desktop: desktop)
+        }
+        if change.feedbackd { readFeedbackd() }
+        if change.allApps { service.appLevels?.forget() }
+        if !change.apps.isEmpty { service.appLevels?.refresh(change.apps) }
+        if storeProfile { writeProfileIfDifferent() }
+    }
+
+    private func readFeedbackd() {
+        let (settings, problem) = FeedbackdSettings.read(environment: environment)
+        let was = service.feedbackdSettings
+        service.replace(feedbackd: settings)
+        if settings.installed != was.installed {
+            log(
+                settings.installed
+                    ? "feedbackd's settings (\(FeedbackdSettings.schema)) are read and followed"
+                    : "feedbackd's settings (\(FeedbackdSettings.schema)) are not read: \(problem ?? "?")")
+        }
+        guard settings.installed else {
+            gsettingsProfile.withLock { $0 = nil }
+            return
+        }
+        let previous = gsettingsProfile.withLock { profile in
+            defer { profile = settings.profile }
+            return profile
+        }
+        if previous != settings.profile, settings.profile != service.manager.profile {
+            store(settings.profile, from: "\(FeedbackdSettings.schema) profile")
+        }
+    }
+
+    /// Stores `profile` in the settings file (the inotify watch then announces it).
+    private func store(_ profile: FeedbackProfile, from source: String) {
+        let file = service.manager.settings
+        if let fixed = file.environmentProfile {
+            log("\(source) is \(profile.rawValue), but \(FeedbackSettings.environmentVariable) fixes the profile at \(fixed.rawValue)")
+            return
+        }
+        do {
+            try file.store(profile)
+            log("profile \(profile.rawValue), from \(source)")
+        } catch {
+            log("cannot store the profile \(profile.rawValue) from \(source): \(error)")
+        }
+    }
+
+    /// Writes the settings file's profile to GSettings if GSettings holds another.
+    private func writeProfileIfDifferent() {
+        let profile = service.manager.profile
+        guard let held = gsettingsProfile.withLock({ $0 }), held != profile,
+            service.manager.settings.environmentProfile == nil
+        else { return }
+        if let problem = FeedbackdSettings.store(profile, environment: environment) {
+            log("cannot write the profile \(profile.rawValue) to \(FeedbackdSettings.schema): \(problem.message)")
+            return
+        }
+        gsettingsProfile.withLock { $0 = profile }
+    }
+}
