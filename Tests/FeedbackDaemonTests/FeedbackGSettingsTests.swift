@@ -160,6 +160,40 @@ extension FeedbackDaemonTests {
         #expect(eventually(2) { heard(harness, app: "org.example.LoudApp", "message-new-instant") }, "\(daemon.errors)")
     }
 
+    @Test func preferFlashBlinksTheCameraFlashLEDAndFollowsItsSetting() throws {
+        let tree = FakeSysfs()
+        try tree.add("red:status", udev: ["FEEDBACKD_TYPE": "led"])
+        // A flash LED as the kernel's LED flash class shows it (what feedbackd probes for).
+        try tree.add("white:flash")
+        tree.write(tree.root + "/sys/class/leds/white:flash/flash_strobe", "0\n")
+        tree.write(tree.root + "/sys/class/leds/white:flash/flash_brightness", "0\n")
+        let (harness, settings) = try dconfHarness()
+        let theme = harness.directory.write(
+            Array(
+                #"{ "name": "leds", "profiles": [ { "name": "silent", "feedbacks": [ { "event-name": "blink", "type": "Led", "color": "red", "frequency": 2000 } ] } ] }"#
+                    .utf8), to: "leds.json")
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "prefer-flash", "true").status == 0)
+        var environment = settings
+        environment["FEEDBACK_THEME"] = theme
+        let daemon = try harness.startDaemon(["--sysfs-root", tree.root], environment: environment)
+        // A client holding a looping feedback (timeout 0): the LED blinks until it is killed.
+        func blinks(_ led: String) throws -> Bool {
+            let holder = try harness.python("hold", "blink", holdStdin: true)
+            defer {
+                holder.signal(SIGKILL)
+                holder.wait(timeout: 5)
+            }
+            _ = holder.waitForOutput(containing: "id ", timeout: 10)
+            return eventually(3) { tree.read(led, "trigger") == "pattern" }
+        }
+        #expect(try blinks("white:flash"), "\(daemon.errors)")
+        #expect(tree.read("red:status", "trigger") == "[none] timer pattern", "the notification LED is left alone")
+
+        // Turned off while the service runs: the notification LED again.
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "prefer-flash", "false").status == 0)
+        #expect(eventually(2) { (try? blinks("red:status")) == true }, "\(daemon.errors)")
+    }
+
     /// Change → effect: from just before `gsettings set` starts (so the writer's own start is in
     /// it) to the settings file holding the new profile, which the next trigger reads; 100 changes,
     /// each seen. The figures are printed for docs/benchmarks.md; the check is that each arrives.
