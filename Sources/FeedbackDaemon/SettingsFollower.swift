@@ -8,14 +8,16 @@ import Glibc
 /// `ca.desrt.dconf.Writer.Notify` signal the daemon subscribes to on its own connection: no
 /// polling, no wake-up while nothing changes) and at SIGHUP (`readAll`).
 ///
-/// **The profile has one home, the settings file** (`FeedbackSettings`: what `feedbackctl
-/// profile` writes, what `Profile` reads and sets, what the library in every process obeys).
-/// Where feedbackd's schema is installed, its `profile` key is kept equal to it both ways while the
-/// service runs: a value a settings app writes there is stored in the file (and announced with
-/// `PropertiesChanged`), and a profile stored in the file is written there (`profileChanged`). At
-/// start a profile in the file wins; with none stored, GSettings' is adopted (someone coming from
-/// feedbackd keeps the level they chose). `FEEDBACKSERVICES_PROFILE` in the service's environment
-/// fixes the profile: GSettings' is then not followed.
+/// **The profile's home.** Without feedbackd's schema, the settings file (`FeedbackSettings`:
+/// what `feedbackctl profile` writes, what `Profile` reads and sets, what the library in every
+/// process obeys). Where the schema is installed, GSettings' `org.sigxcpu.feedbackd profile`, as
+/// for feedbackd: the service takes it at start and stores it in the file, which every process
+/// reads; while it runs the two are kept equal both ways: a value a settings app writes to
+/// GSettings is stored in the file (and announced with `PropertiesChanged`), and a profile stored
+/// in the file (`feedbackctl profile`, `Profile`, the library) is written to GSettings
+/// (`profileChanged`). `feedbackctl profile` writes both itself, so a change made while the
+/// service is stopped is kept. `FEEDBACKSERVICES_PROFILE` in the service's environment fixes the
+/// profile: GSettings' is then not followed.
 ///
 /// Thread safety: the bus thread calls `dconfChanged` and `profileChanged`; the reads and writes
 /// run on the "gsettings" thread, one at a time (`SerialRequests`); the state is behind a Mutex.
@@ -46,7 +48,7 @@ final class SettingsFollower: Sendable {
         service.replace(feedbackd: settings)
         guard settings.installed else { return }
         let file = service.manager.settings
-        if file.environmentProfile == nil, (try? file.readFileProfile()) == nil, settings.profile != file.profile {
+        if file.environmentProfile == nil, settings.profile != file.profile {
             store(settings.profile, from: "\(FeedbackdSettings.schema) profile")
         }
         gsettingsProfile.withLock { $0 = settings.profile }

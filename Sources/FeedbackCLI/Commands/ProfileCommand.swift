@@ -1,3 +1,4 @@
+import FeedbackDaemon
 import FeedbackServices
 
 /// `feedbackctl profile [full|quiet|silent]`: show or set the feedback profile.
@@ -16,7 +17,13 @@ enum ProfileCommand: Subcommand {
         """
         When feedbackservicesd runs, a new profile is also handed to it (org.sigxcpu.Feedback's
         Profile property), so that it announces the change to the programs that watch it;
-        --no-daemon (or FEEDBACKCTL_NO_DAEMON=1) only writes the file.
+        --no-daemon (or FEEDBACKCTL_NO_DAEMON=1) does not ask the service.
+        """,
+        """
+        Where feedbackd's GSettings schema is installed (Debian's feedbackd-common installs it),
+        the profile is written there too (org.sigxcpu.feedbackd profile, with the gsettings
+        tool), as settings apps and feedbackd keep it: feedbackservicesd takes it from there when
+        it starts, and keeps the two equal while it runs.
         """,
     ]
 
@@ -59,6 +66,9 @@ enum ProfileCommand: Subcommand {
             }
             if DaemonRoute.mayUse(environment: parser.environment, forcedOff: parser.flag(DaemonRoute.noDaemon)) {
                 DaemonRoute(environment: parser.environment)?.announce(profile)
+            }
+            if settings.environmentProfile == nil {
+                FeedbackdSettings.storeWhereInstalled(profile, environment: parser.environment)
             }
         }
         do {

@@ -345,7 +345,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         return .string(manager.profile.rawValue)
     }
 
-    /// `Profile`: stored in the settings file, then announced with `PropertiesChanged`.
+    /// `Profile`: stored in the settings file, then announced with `PropertiesChanged` after the
+    /// reply.
     package func set(_ name: String, to value: BusValue, bus: BusContext) throws(BusError) {
         guard name == "Profile" else { throw .invalidArgs("no property \(name)") }
         guard let text = value.string, let profile = FeedbackProfile(rawValue: text) else {
@@ -359,7 +360,11 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         } catch {
             throw .failed("cannot store the profile: \(error)")
         }
-        announceProfile(bus: bus)
+        // After the Set's reply, which the bus thread sends when this handler returns: as from
+        // feedbackd (GDBus emits the change from an idle), so that a client waiting for the change
+        // (libfeedback's test of `lfb_set_feedback_profile`) has its Set answered first, and
+        // leaving on the change does not leave the Set unanswered.
+        bus.connection.perform { [self] bus in announceProfile(bus: bus) }
     }
 
     /// Sends `PropertiesChanged` for `Profile` if it differs from the one last announced: after a

@@ -82,6 +82,13 @@ package struct FeedbackdSettings: Sendable, Equatable {
         return nil
     }
 
+    /// Stores `profile` in GSettings where feedbackd's schema is installed (`feedbackctl profile`:
+    /// so that the service, which takes GSettings' profile at start, keeps it); nothing otherwise.
+    package static func storeWhereInstalled(_ profile: FeedbackProfile, environment: [String: String]) {
+        guard case .success = GSettingsTool.get(schema, key: "profile", environment: environment) else { return }
+        _ = store(profile, environment: environment)
+    }
+
     /// An app id as feedbackd, GNOME Shell and Phosh name its settings directory: every character
     /// other than an ASCII letter, digit or `-` becomes `-`, letters lower case
     /// (feedbackd's `munge_app_id` in `fbd-feedback-manager.c`).
