@@ -58,6 +58,8 @@ extension FeedbackDaemonTests {
             except GLib.Error as error:
                 if 'Timeout' in error.message or 'did not receive a reply' in error.message:
                     timeouts += 1
+                    # Which call, for the failure message: its method and the start of its arguments.
+                    print('timed out:', method, repr(values)[:120], flush=True)
                 name = ':'.join(error.message.split(':')[:2])
                 errors[name] = errors.get(name, 0) + 1
         huge = 'x' * (4 << 20)
