@@ -121,7 +121,7 @@ let package = Package(
         // scripts/vm/haptics (HapticsVMTests drives it); never installed.
         .executableTarget(
             name: "haptics-vm-cases",
-            dependencies: ["FeedbackServices", "FeedbackCLI", "CALSA"],
+            dependencies: ["FeedbackServices", "FeedbackCLI", "FeedbackTestSupport", "CALSA"],
             path: "Tests/HapticsVMCases",
             swiftSettings: strict,
             // Its capture side calls libasound directly (the library loads it on first use).

@@ -2,6 +2,7 @@
 // file only, rather than in the header.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <pthread.h>
@@ -62,6 +63,8 @@ int fbs_attributes_affinity(const pthread_attr_t *attributes, cpu_set_t *allowed
 int fbs_ppoll(struct pollfd *fds, unsigned long count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);
 }
+
+int fbs_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
 // How many quiet sections the calling thread is in (fbs_quiet_begin/end).
 static _Thread_local int fbs_quiet_depth;

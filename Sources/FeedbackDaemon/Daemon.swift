@@ -328,9 +328,7 @@ private final class DesktopReading: @unchecked Sendable {
     }
 
     private static func readFeedbackd(environment: [String: String]) -> FeedbackdSettings {
-        let settings = FeedbackdSettings.read(environment: environment).settings
-        if settings.installed { Daemon.log("feedbackd's settings (\(FeedbackdSettings.schema)) are read and followed") }
-        return settings
+        FeedbackdSettings.read(environment: environment).settings
     }
 }
 

@@ -35,6 +35,7 @@ final class SettingsFollower: Sendable {
     /// where feedbackd's schema is not installed.
     private let gsettingsProfile = Lock<FeedbackProfile?>(nil)
     private let runs = SerialRequests(threadName: "gsettings")
+    private static let followed = "feedbackd's settings (\(FeedbackdSettings.schema)) are read and followed"
 
     init(service: FeedbackService, environment: [String: String], log: @escaping @Sendable (String) -> Void) {
         self.service = service
@@ -47,6 +48,7 @@ final class SettingsFollower: Sendable {
     func start(feedbackd settings: FeedbackdSettings) {
         service.replace(feedbackd: settings)
         guard settings.installed else { return }
+        log(Self.followed)
         let file = service.manager.settings
         if file.environmentProfile == nil, settings.profile != file.profile {
             store(settings.profile, from: "\(FeedbackdSettings.schema) profile")
@@ -60,12 +62,7 @@ final class SettingsFollower: Sendable {
     func dconfChanged(prefix: String, changes: [String]) {
         let change = DconfChange(prefix: prefix, changes: changes)
         guard !change.isEmpty else { return }
-        pending.withLock { pending in
-            pending.change.desktopSound = pending.change.desktopSound || change.desktopSound
-            pending.change.feedbackd = pending.change.feedbackd || change.feedbackd
-            pending.change.allApps = pending.change.allApps || change.allApps
-            pending.change.apps.formUnion(change.apps)
-        }
+        pending.withLock { $0.change.formUnion(change) }
         runs.request { [self] in run() }
     }
 
@@ -77,11 +74,15 @@ final class SettingsFollower: Sendable {
         runs.request { [self] in run() }
     }
 
-    /// SIGHUP (on the reload thread): feedbackd's settings read again, the per-app levels forgotten.
-    /// The desktop's are the reload's own.
+    /// SIGHUP (on the reload thread): feedbackd's settings read again and the per-app levels
+    /// forgotten, on the "gsettings" thread as every other read (so that two reads never race
+    /// to give the service their settings). The desktop's are the reload's own.
     func readAll() {
-        service.appLevels?.forget()
-        readFeedbackd()
+        pending.withLock { pending in
+            pending.change.feedbackd = true
+            pending.change.allApps = true
+        }
+        runs.request { [self] in run() }
     }
 
     private func run() {
@@ -107,7 +108,7 @@ final class SettingsFollower: Sendable {
         if settings.installed != was.installed {
             log(
                 settings.installed
-                    ? "feedbackd's settings (\(FeedbackdSettings.schema)) are read and followed"
+                    ? Self.followed
                     : "feedbackd's settings (\(FeedbackdSettings.schema)) are not read: \(problem ?? "?")")
         }
         guard settings.installed else {

@@ -134,3 +134,7 @@ long fbs_uevent_receive(int fd, void *buffer, unsigned long size);
 /// module rather than Glibc).
 int fbs_spawn_close_from(void *actions, int from);
 
+/// `pipe2(fds, O_CLOEXEC)`: a pipe whose ends no spawned child inherits (a child is given one as a
+/// standard stream by `dup2`, which clears the flag). It needs `_GNU_SOURCE`, which shims.c defines.
+int fbs_pipe_cloexec(int fds[2]);
+

@@ -280,9 +280,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             let hints = try Hints(message.readVariantDictionary(limit: Self.maximumHints, types: Self.hintTypes))
             let timeout = try message.readInt32()
             let client = message.sender
+            let knownLevel = appLevels?.level(of: appID)
             // An app whose per-app level is not known yet: its feedback waits for the level's read.
-            if let appLevels, state.withLock({ $0.feedbackd.installed }), !appID.isEmpty, !event.isEmpty,
-                appID.utf8.count <= RequestBounds.maximumNameLength, appLevels.level(of: appID) == nil
+            if knownLevel == nil, let appLevels, !appID.isEmpty, !event.isEmpty,
+                appID.utf8.count <= RequestBounds.maximumNameLength, state.withLock({ $0.feedbackd.installed })
             {
                 // The trigger's token first, so that waiting is within the client's budget.
                 let now = MonotonicClock.now
@@ -320,7 +321,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
                 }
                 return []
             }
-            let appLevel = appLevels?.level(of: appID) ?? .full
+            let appLevel = knownLevel ?? .full
             return [
                 .uint32(
                     try trigger(

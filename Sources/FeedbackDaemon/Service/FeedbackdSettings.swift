@@ -83,9 +83,9 @@ package struct FeedbackdSettings: Sendable, Equatable {
     }
 
     /// Stores `profile` in GSettings where feedbackd's schema is installed (`feedbackctl profile`:
-    /// so that the service, which takes GSettings' profile at start, keeps it); nothing otherwise.
+    /// so that the service, which takes GSettings' profile at start, keeps it); nothing otherwise
+    /// (`gsettings set` then fails, with no schema to write, and that failure is not an error).
     package static func storeWhereInstalled(_ profile: FeedbackProfile, environment: [String: String]) {
-        guard case .success = GSettingsTool.get(schema, key: "profile", environment: environment) else { return }
         _ = store(profile, environment: environment)
     }
 

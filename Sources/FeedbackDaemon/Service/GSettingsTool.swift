@@ -47,22 +47,23 @@ package enum GSettingsTool {
     /// Runs `arguments` (found on `environment`'s PATH) and returns what it printed, at most
     /// `maximumOutput` bytes, within `timeout`.
     private static func run(_ arguments: [String], environment: [String: String]) -> Result<String, Problem> {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { return .failure(Problem(message: "pipe: \(Errno.current)")) }
-        defer { close(pipeEnds[0]) }
-        // The read end must not leak into the child (nor into other children of the process).
-        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
+        // Both ends close-on-exec: the child gets the write end as its stdout only (dup2 clears
+        // the flag there), and no other child the process spawns meanwhile inherits either end.
+        let pipeEnds: (Int32, Int32)
+        do { pipeEnds = try System.pipe() } catch { return .failure(Problem(message: "pipe: \(error)")) }
+        defer { close(pipeEnds.0) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds.1, 1)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        System.closeInheritedDescriptors(&actions)
         let directories = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         let path = directories.map { (directory: Substring) -> String in "\(directory)/\(arguments[0])" }
             .first { access($0, X_OK) == 0 }
         guard let path else {
-            close(pipeEnds[1])
+            close(pipeEnds.1)
             return .failure(Problem(message: "no \(arguments[0]) on PATH"))
         }
         let argv = arguments.map { strdup($0) } + [nil]
@@ -70,21 +71,21 @@ package enum GSettingsTool {
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        close(pipeEnds[1])
+        close(pipeEnds.1)
         guard spawned == 0 else { return .failure(Problem(message: "\(path): \(Errno(rawValue: spawned))")) }
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         let deadline = MonotonicClock.now + timeout
         var timedOut = false
         while output.count < maximumOutput {
-            var poller = pollfd(fd: pipeEnds[0], events: Int16(POLLIN), revents: 0)
+            var poller = pollfd(fd: pipeEnds.0, events: Int16(POLLIN), revents: 0)
             let left = deadline - MonotonicClock.now
             guard left > 0, poll(&poller, 1, Int32(left * 1000) + 1) > 0 else {
                 if errno == EINTR && left > 0 { continue }
                 timedOut = true
                 break
             }
-            let count = chunk.withUnsafeMutableBytes { try? System.read(pipeEnds[0], into: $0.baseAddress!, count: $0.count) }
+            let count = chunk.withUnsafeMutableBytes { try? System.read(pipeEnds.0, into: $0.baseAddress!, count: $0.count) }
             guard let count, count > 0 else { break }
             output += chunk.prefix(count)
         }
@@ -232,6 +233,14 @@ package struct DconfChange: Equatable, Sendable {
 
     /// Whether the service reads anything it touched.
     package var isEmpty: Bool { self == DconfChange() }
+
+    /// Everything either change touched.
+    package mutating func formUnion(_ other: DconfChange) {
+        desktopSound = desktopSound || other.desktopSound
+        feedbackd = feedbackd || other.feedbackd
+        apps.formUnion(other.apps)
+        allApps = allApps || other.allApps
+    }
 
     private mutating func note(_ path: String) {
         // A path is touched when it is the key or directory itself, inside it, or a directory

@@ -139,6 +139,13 @@ package enum System {
 }
 
 extension System {
+    /// A pipe, both ends close-on-exec: (read end, write end).
+    package static func pipe() throws(Errno) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        guard fbs_pipe_cloexec(&ends) == 0 else { throw Errno.current }
+        return (ends[0], ends[1])
+    }
+
     /// Adds to `actions` that the spawned child closes every descriptor above standard error
     /// (`posix_spawn_file_actions_addclosefrom_np`), so that it holds none of its parent's pipes
     /// open: a long-lived child that kept `swift test`'s event pipe cut the run's output short.
