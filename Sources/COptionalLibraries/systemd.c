@@ -32,17 +32,24 @@
     F(int, sd_bus_error_set, -ELIBACC, sd_bus_error *, const char *, const char *)                          \
     F(int, sd_bus_flush, -ELIBACC, sd_bus *)                                                                \
     F(sd_bus *, sd_bus_flush_close_unref, NULL, sd_bus *)                                                   \
+    F(int, sd_bus_get_events, -ELIBACC, sd_bus *)                                                           \
+    F(int, sd_bus_get_fd, -ELIBACC, sd_bus *)                                                               \
     F(int, sd_bus_get_name_creds, -ELIBACC, sd_bus *, const char *, uint64_t, sd_bus_creds **)              \
     F(int, sd_bus_get_unique_name, -ELIBACC, sd_bus *, const char **)                                       \
     F(int, sd_bus_message_append_basic, -ELIBACC, sd_bus_message *, char, const void *)                     \
+    F(int, sd_bus_message_append_strv, -ELIBACC, sd_bus_message *, char **)                                 \
     F(int, sd_bus_message_close_container, -ELIBACC, sd_bus_message *)                                      \
     F(int, sd_bus_message_enter_container, -ELIBACC, sd_bus_message *, char, const char *)                  \
     F(int, sd_bus_message_exit_container, -ELIBACC, sd_bus_message *)                                       \
+    F(int, sd_bus_message_get_cookie, -ELIBACC, sd_bus_message *, uint64_t *)                               \
+    F(const char *, sd_bus_message_get_destination, NULL, sd_bus_message *)                                 \
     F(int, sd_bus_message_get_expect_reply, -ELIBACC, sd_bus_message *)                                     \
     F(const sd_bus_error *, sd_bus_message_get_error, NULL, sd_bus_message *)                               \
     F(const char *, sd_bus_message_get_interface, NULL, sd_bus_message *)                                   \
     F(const char *, sd_bus_message_get_member, NULL, sd_bus_message *)                                      \
+    F(int, sd_bus_message_get_reply_cookie, -ELIBACC, sd_bus_message *, uint64_t *)                         \
     F(const char *, sd_bus_message_get_sender, NULL, sd_bus_message *)                                      \
+    F(int, sd_bus_message_get_type, -ELIBACC, sd_bus_message *, uint8_t *)                                  \
     F(int, sd_bus_message_is_signal, -ELIBACC, sd_bus_message *, const char *, const char *)                \
     F(int, sd_bus_message_new_method_call, -ELIBACC, sd_bus *, sd_bus_message **, const char *, const char *, \
       const char *, const char *)                                                                           \
@@ -70,6 +77,7 @@
     F(int, sd_bus_set_bus_client, -ELIBACC, sd_bus *, int)                                                  \
     F(int, sd_bus_set_description, -ELIBACC, sd_bus *, const char *)                                        \
     F(int, sd_bus_set_exit_on_disconnect, -ELIBACC, sd_bus *, int)                                          \
+    F(int, sd_bus_set_monitor, -ELIBACC, sd_bus *, int)                                                     \
     F(sd_bus_slot *, sd_bus_slot_unref, NULL, sd_bus_slot *)                                                \
     F(int, sd_bus_start, -ELIBACC, sd_bus *)                                                                \
     F(sd_bus *, sd_bus_unref, NULL, sd_bus *)                                                               \

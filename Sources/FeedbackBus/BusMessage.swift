@@ -83,11 +83,16 @@ package final class BusMessage {
         return copy
     }
 
-    /// The next argument, a value of the basic type `signature` (`s`, `u`, `i`, `b`, `d`).
+    /// The next argument, a value of the basic type `signature` (`s`, `u`, `i`, `b`, `d`; a byte,
+    /// `y`, is read as `u`).
     package func readBasic(_ signature: String) throws(BusError) -> BusValue {
         switch signature {
         case "s": return .string(try readString())
         case "u": return .uint32(try readUInt32())
+        case "y":
+            var value: UInt8 = 0
+            try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "y")), &value), "reading a byte")
+            return .uint32(UInt32(value))
         case "i": return .int32(try readInt32())
         case "b":
             var value: Int32 = 0
@@ -136,7 +141,7 @@ package final class BusMessage {
                 throw .invalidArgs(
                     "the hint '\(key)' must be of type '\(expected)', not '\(inner.prefix(64))'")
             }
-            if ["s", "u", "i", "b", "d"].contains(inner) {
+            if ["s", "u", "i", "b", "d", "y"].contains(inner) {
                 entries[key] = try readVariant()
             } else {
                 try check(sd_bus_message_skip(handle, "v"), "skipping a variant")
@@ -156,6 +161,11 @@ package final class BusMessage {
             }
             return (magnitude, duration)
         }
+    }
+
+    /// Skips the next arguments, of the types `signature` (`sss`, `as`), unread.
+    package func skip(_ signature: String) throws(BusError) {
+        try check(sd_bus_message_skip(handle, signature), "skipping '\(signature)'")
     }
 
     /// The next argument, an `as`: at most `limit` strings, else `InvalidArgs`.

@@ -239,6 +239,8 @@ struct DaemonRoute {
         @Nullable var profile: String?
         @Nullable var theme: String?
         @Nullable var output: String?
+        /// The notification server the service sees, and who plays the sounds notifications ask for.
+        @Nullable var notifications: String?
     }
 
     /// The service's state: whether it runs on the session bus, its process, and its properties
@@ -251,7 +253,8 @@ struct DaemonRoute {
             ).string
         }
         return State(
-            running: true, pid: pid, profile: property("Profile"), theme: property("SoundTheme"), output: property("AudioOutput"))
+            running: true, pid: pid, profile: property("Profile"), theme: property("SoundTheme"), output: property("AudioOutput"),
+            notifications: property("NotificationSounds"))
     }
 
     /// Hands a profile just stored to the service, if it runs, through feedbackd's `Profile`

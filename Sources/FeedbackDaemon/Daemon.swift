@@ -82,16 +82,23 @@ package enum Daemon {
             log: log)
         let follower = SettingsFollower(service: service, environment: environment, log: log)
         follower.start(feedbackd: feedbackd)
-        let sounds = SystemSoundsService(manager: manager, log: log)
+
         let reloads = SerialRequests(threadName: "reload")
         let settingsWatch = watchSettingsDirectory(manager.settings.path)
         defer { if let settingsWatch { close(settingsWatch) } }
+        // Notification sounds (NotificationBridge), on a connection and thread of their own.
+        let bridge = BusClient.sessionAddress(environment: environment).flatMap { address in
+            try? NotificationBridge(service: service, address: address, log: log)
+        }
+        let sounds = SystemSoundsService(
+            manager: manager, notificationSounds: { bridge?.summary ?? "not watched: no session bus address" }, log: log)
         do throws(BusError) {
             var taken: Int32??
             try connection.setUp { (bus) throws(BusError) in
                 try service.export(on: bus)
                 try sounds.export(on: bus)
                 let stop = { (bus: BusContext) in
+                    bridge?.stop()
                     sounds.stop(bus: bus)
                     service.stop(bus: bus)
                 }
@@ -159,6 +166,7 @@ package enum Daemon {
             log("Error: \(error.message)")
             return 69
         }
+        bridge?.start()
         // feedbackctl reads it to skip the bus when no service runs (SystemSounds1.pidFile).
         let pidFile = SystemSounds1.pidFile(environment: environment)
         if let pidFile, case let fd = open(pidFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644), fd >= 0 {

@@ -29,8 +29,9 @@ enum DevicesCommand: Subcommand {
         An LED is a class device under /sys/class/leds, listed as `feedbackctl led list` lists it.
 
         Without --audio, --vibrators or --leds, the session service is listed after the audio side:
-        whether feedbackservicesd runs on the session bus, its process, profile, sound theme and
-        audio output (asked without starting it).
+        whether feedbackservicesd runs on the session bus, its process, profile, sound theme,
+        audio output, and the notification server it sees and who plays the sounds notifications
+        ask for (asked without starting it).
         """,
     ]
 
@@ -48,7 +49,8 @@ enum DevicesCommand: Subcommand {
         [{"index", "name", "longName"}], "pcms": [{"name",
         "description"}]}, "vibrators": [{"path", "name", "effects",
         "maximumEffects", "gain"}], "leds": [as led list --json],
-        "service": {"running", "pid", "profile", "theme", "output"}; audio
+        "service": {"running", "pid", "profile", "theme", "output",
+        "notifications"}; audio
         is null when no server answered and "audioError" says why,
         vibrators and leds likewise with "vibratorsError" and "ledsError";
         with --audio, --vibrators or --leds only that side's members are
@@ -270,6 +272,7 @@ enum DevicesCommand: Subcommand {
             "  profile:   \(state.profile ?? "?")",
             "  theme:     \(state.theme ?? "?")",
             "  output:    \(output)",
+            "  notifications: \(state.notifications.flatMap { $0.isEmpty ? nil : $0 } ?? "?")",
         ]
     }
 

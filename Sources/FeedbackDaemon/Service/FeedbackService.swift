@@ -224,6 +224,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         var desktop: DesktopSoundSettings
         /// feedbackd's GSettings; not `installed` where its schema is not.
         var feedbackd = FeedbackdSettings()
+        /// The clients on the bus that called `TriggerFeedback` (at most `maximumTriggerClients`):
+        /// a notification server among them gives its notifications their sound (Phosh).
+        var triggerClients: Set<String> = []
         /// The profile last announced with `PropertiesChanged`.
         var announcedProfile: FeedbackProfile
         /// The feedbacks, their caps, and every client's trigger budget, which `Haptic.Vibrate`
@@ -409,6 +412,19 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         state.withLock { $0.feedbackd }
     }
 
+    /// Whether event sounds are on in the desktop's settings (`event-sounds`).
+    package var eventSoundsOn: Bool {
+        state.withLock { $0.desktop.eventSounds }
+    }
+
+    /// Whether the client `uniqueName` has called `TriggerFeedback` since it connected.
+    package func hasTriggeredFeedback(_ uniqueName: String) -> Bool {
+        state.withLock { $0.triggerClients.contains(uniqueName) }
+    }
+
+    /// The most clients `hasTriggeredFeedback` remembers.
+    static let maximumTriggerClients = 256
+
     // MARK: - Feedback
 
     /// `TriggerFeedback`'s hints, read and checked.
@@ -495,6 +511,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             } catch {
                 return .failure(sessionRefusal(error, client: client))
             }
+            if state.triggerClients.count < Self.maximumTriggerClients { state.triggerClients.insert(client) }
             return .success((id, state.theme.feedbacks(for: event, profile: level), state.desktop))
         }
         let (id, feedbacks, desktop) = try lookup.get()
@@ -656,25 +673,33 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
     }
 
-    /// Opens the `sound-file` hint's file for feedback `id`: a regular, readable file of at most
-    /// `maximumSoundFileSize` bytes, not reached through a symbolic link as its last component.
-    /// The check is made on the open descriptor, which is what plays.
+    /// Opens the `sound-file` hint's file for feedback `id` (`openSoundFile(_:)`), with a log
+    /// line when it is refused.
     private func openSoundFile(_ path: String, feedback id: UInt32, event: String, who: String) throws(BusError)
         -> Int32
     {
-        func refuse(_ error: BusError) -> BusError {
+        do {
+            return try Self.openSoundFile(path)
+        } catch {
             log("feedback \(id) for event '\(event)' (\(who)): sound-file refused: \(error.message)")
-            return error
+            throw error
         }
+    }
+
+    /// Opens a client's sound file at `path`: a regular, readable file of at most
+    /// `maximumSoundFileSize` bytes, not reached through a symbolic link as its last component.
+    /// The check is made on the open descriptor, which is what plays; the caller closes it.
+    /// - Throws: `BusError`: `FileNotFound`, `AccessDenied`, or `InvalidArgs` saying why.
+    package static func openSoundFile(_ path: String) throws(BusError) -> Int32 {
         let fd: Int32
         do {
             fd = try System.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY)
         } catch {
             switch error.rawValue {
-            case ENOENT, ENOTDIR: throw refuse(BusError.fileNotFound("\(path): \(error)"))
-            case EACCES, EPERM: throw refuse(.accessDenied("\(path): \(error)"))
-            case ELOOP: throw refuse(.invalidArgs("\(path) is a symbolic link"))
-            default: throw refuse(.invalidArgs("\(path): \(error)"))
+            case ENOENT, ENOTDIR: throw BusError.fileNotFound("\(path): \(error)")
+            case EACCES, EPERM: throw .accessDenied("\(path): \(error)")
+            case ELOOP: throw .invalidArgs("\(path) is a symbolic link")
+            default: throw .invalidArgs("\(path): \(error)")
             }
         }
         let size: Int?
@@ -682,15 +707,15 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             size = try System.regularFileSize(fd)
         } catch {
             close(fd)
-            throw refuse(.invalidArgs("\(path): \(error)"))
+            throw .invalidArgs("\(path): \(error)")
         }
         guard let size else {
             close(fd)
-            throw refuse(.invalidArgs("\(path) is not a regular file"))
+            throw .invalidArgs("\(path) is not a regular file")
         }
-        guard size <= Self.maximumSoundFileSize else {
+        guard size <= maximumSoundFileSize else {
             close(fd)
-            throw refuse(.invalidArgs("\(path) has \(size) bytes, more than \(Self.maximumSoundFileSize)"))
+            throw .invalidArgs("\(path) has \(size) bytes, more than \(maximumSoundFileSize)")
         }
         return fd
     }
@@ -787,6 +812,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// `Haptic.Vibrate` pattern stops (`ClientLeftPolicy.endAll`).
     private func clientLeft(_ name: String, bus: BusContext) {
         let (departure, vibrations) = state.withLock { state in
+            state.triggerClients.remove(name)
             let vibrations = state.vibrations.clientLeft(name).ending.compactMap { state.vibrations.remove($0)?.play }
             return (state.feedbacks.clientLeft(name), vibrations)
         }

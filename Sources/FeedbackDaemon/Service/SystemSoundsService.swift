@@ -50,8 +50,8 @@ import Synchronization
 /// - `Describe(u id) → a{sv}`, `DescribeEvent(s event) → a{sv}`: what `Play` or `PlayEvent` would
 ///   play ("event", "file", "duration", "content"), refused as they would refuse it; what
 ///   `feedbackctl fire --json` prints of a sound the service plays.
-/// - Properties `Profile`, `SoundTheme`, `AudioOutput` (read-only): what `feedbackctl devices`
-///   shows of the running service.
+/// - Properties `Profile`, `SoundTheme`, `AudioOutput`, `NotificationSounds` (read-only): what
+///   `feedbackctl devices` shows of the running service.
 ///
 /// Clients are not trusted: each is bounded (`Limits`: plays at once and a second, which a
 /// `ClientSessions` table keeps as it numbers the plays; sounds and bytes registered), and a
@@ -80,6 +80,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         .property("Profile", signature: "s", writable: false, emitsChange: false),
         .property("SoundTheme", signature: "s", writable: false, emitsChange: false),
         .property("AudioOutput", signature: "s", writable: false, emitsChange: false),
+        .property("NotificationSounds", signature: "s", writable: false, emitsChange: false),
     ]
 
     /// How much one client may ask for. A value; safe to share across threads.
@@ -117,6 +118,9 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// The limits in force.
     package let limits: Limits
     private let log: @Sendable (String) -> Void
+    /// The `NotificationSounds` property: the notification server seen and who plays the sounds
+    /// notifications ask for (`NotificationBridge`).
+    private let notificationSounds: @Sendable () -> String
 
     /// What the service keeps of a play; its client, and whether the client left (then its
     /// `PlayEnded` is not sent), are its session's.
@@ -151,10 +155,15 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     }
     private let state: Lock<State>
 
-    /// A service playing through `manager` within `limits`; `log` receives one line at a time.
-    package init(manager: FeedbackManager, limits: Limits = Limits(), log: @escaping @Sendable (String) -> Void) {
+    /// A service playing through `manager` within `limits`; `log` receives one line at a time;
+    /// `notificationSounds` says what the `NotificationSounds` property does.
+    package init(
+        manager: FeedbackManager, limits: Limits = Limits(), notificationSounds: @escaping @Sendable () -> String = { "" },
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.manager = manager
         self.limits = limits
+        self.notificationSounds = notificationSounds
         self.log = log
         state = Lock(State(plays: ClientSessions(limits: limits.sessions, clientLeftPolicy: .letRun)))
     }
@@ -244,12 +253,13 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    /// `Profile`, `SoundTheme`, `AudioOutput`.
+    /// `Profile`, `SoundTheme`, `AudioOutput`, `NotificationSounds`.
     package func get(_ name: String, bus: BusContext) throws(BusError) -> BusValue {
         switch name {
         case "Profile": return .string(manager.profile.rawValue)
         case "SoundTheme": return .string((try? SoundThemeResolver.standard().themeOrder.first) ?? "")
         case "AudioOutput": return .string(manager.audioOutput?.name ?? "")
+        case "NotificationSounds": return .string(notificationSounds())
         default: throw .invalidArgs("no property \(name)")
         }
     }

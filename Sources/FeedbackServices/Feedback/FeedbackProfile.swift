@@ -41,6 +41,7 @@ public final class FeedbackSettings: Sendable {
     public let environmentProfile: FeedbackProfile?
 
     private let cache = Lock<(stamp: FileStamp?, profile: FeedbackProfile?)>((nil, nil))
+    private let valuesCache = Lock<(stamp: FileStamp?, values: [String: String])>((nil, [:]))
 
     /// Settings for the current user: the path and variable from `environment`.
     public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -77,6 +78,25 @@ public final class FeedbackSettings: Sendable {
         let profile = stamp == nil ? nil : (try? readFileProfile()) ?? nil
         cache.withLock { $0 = (stamp, profile) }
         return profile
+    }
+
+    /// Every `key=value` line of the settings file, key and value trimmed (the last line of a key
+    /// wins): the settings other parts read from the same file (the service's notification
+    /// sounds). Empty without a file, or when it cannot be read as settings. Read again only when
+    /// the file changed (one `stat`).
+    package var fileValues: [String: String] {
+        guard let path else { return [:] }
+        let stamp = FileStamp(path: path)
+        if let cached = valuesCache.withLock({ $0.stamp == stamp && stamp != nil ? $0.values : nil }) { return cached }
+        var values: [String: String] = [:]
+        if stamp != nil, let bytes = try? SettingsFile.read(path) {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                guard !Self.trimmed(line).hasPrefix("#"), let equals = line.firstIndex(of: "=") else { continue }
+                values[Self.trimmed(line[..<equals])] = Self.trimmed(line[line.index(after: equals)...])
+            }
+        }
+        valuesCache.withLock { $0 = (stamp, values) }
+        return values
     }
 
     /// Writes `profile` to the settings file (creating its directory), replacing the file atomically

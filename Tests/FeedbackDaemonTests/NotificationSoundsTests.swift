@@ -1,0 +1,258 @@
+import FeedbackDaemon
+import FeedbackServices
+import FeedbackTestSupport
+import FoundationEssentials
+import Glibc
+import Testing
+
+/// The notification servers and senders the notification-sound tests run: dunst under Xvfb (a
+/// real server that plays no sound), `notify-send`, and small GIO servers and senders.
+enum NotificationTools {
+    static let dunst = "/usr/bin/dunst"
+    static let xvfb = "/usr/bin/Xvfb"
+    static let notifySend = "/usr/bin/notify-send"
+
+    static var missing: [String] { [dunst, xvfb, notifySend].filter { access($0, X_OK) != 0 } }
+
+    /// Fails the test when a part is missing (scripts/setup installs them).
+    static func require() throws {
+        guard missing.isEmpty else {
+            throw TestFailure("missing \(missing.joined(separator: ", ")) (scripts/setup installs dunst, xvfb and libnotify-bin)")
+        }
+    }
+
+    /// A notification server in GIO: `GetServerInformation` names it `argv[1]`, `GetCapabilities`
+    /// gives `argv[2]` (comma-separated); `Notify` answers a new id, or `replaces_id`.
+    static let server = """
+        import sys
+        from gi.repository import Gio, GLib
+        xml = '''<node><interface name="org.freedesktop.Notifications">
+        <method name="GetCapabilities"><arg type="as" direction="out"/></method>
+        <method name="Notify"><arg type="s" direction="in"/><arg type="u" direction="in"/><arg type="s" direction="in"/>
+        <arg type="s" direction="in"/><arg type="s" direction="in"/><arg type="as" direction="in"/>
+        <arg type="a{sv}" direction="in"/><arg type="i" direction="in"/><arg type="u" direction="out"/></method>
+        <method name="CloseNotification"><arg type="u" direction="in"/></method>
+        <method name="GetServerInformation"><arg type="s" direction="out"/><arg type="s" direction="out"/>
+        <arg type="s" direction="out"/><arg type="s" direction="out"/></method>
+        </interface></node>'''
+        name, capabilities = sys.argv[1], [c for c in sys.argv[2].split(',') if c]
+        last = [0]
+        def call(connection, sender, path, interface, method, parameters, invocation):
+            if method == 'GetCapabilities':
+                invocation.return_value(GLib.Variant('(as)', (capabilities,)))
+            elif method == 'GetServerInformation':
+                invocation.return_value(GLib.Variant('(ssss)', (name, 'tests', '1.0', '1.2')))
+            elif method == 'Notify':
+                if parameters[1] == 0:
+                    last[0] += 1
+                invocation.return_value(GLib.Variant('(u)', (parameters[1] or last[0],)))
+            else:
+                invocation.return_value(None)
+        bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+        bus.register_object('/org/freedesktop/Notifications', Gio.DBusNodeInfo.new_for_xml(xml).interfaces[0], call, None, None)
+        Gio.bus_own_name_on_connection(bus, 'org.freedesktop.Notifications', Gio.BusNameOwnerFlags.NONE,
+            lambda *a: print('owned', flush=True), lambda *a: print('lost', flush=True))
+        GLib.MainLoop().run()
+        """
+
+    /// Sends `argv[1]` notifications from one connection as fast as the server answers (each
+    /// call sent when the one before was answered), all asking for a sound, from one app; prints
+    /// each round trip's time (ms).
+    static let flood = """
+        import sys, time
+        from gi.repository import Gio, GLib
+        bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+        hints = {'sound-name': GLib.Variant('s', 'message-new-instant'), 'desktop-entry': GLib.Variant('s', 'org.example.Flood')}
+        times = []
+        for index in range(int(sys.argv[1])):
+            start = time.monotonic()
+            bus.call_sync('org.freedesktop.Notifications', '/org/freedesktop/Notifications', 'org.freedesktop.Notifications',
+                'Notify', GLib.Variant('(susssasa{sv}i)', ('Flood', 0, '', 'n', 'b', [], hints, -1)),
+                GLib.VariantType('(u)'), Gio.DBusCallFlags.NO_AUTO_START, 5000, None)
+            times.append((time.monotonic() - start) * 1000)
+        print(' '.join('%.3f' % t for t in times), flush=True)
+        """
+}
+
+extension DaemonHarness {
+    /// Starts Xvfb on a free display and dunst on it, and waits until dunst owns
+    /// `org.freedesktop.Notifications`.
+    func startDunst() throws -> [ChildProcess] {
+        try NotificationTools.require()
+        var display = 90 + Int(getpid() % 400)
+        while access("/tmp/.X11-unix/X\(display)", F_OK) == 0 || access("/tmp/.X\(display)-lock", F_OK) == 0 { display += 1 }
+        let xvfb = try ChildProcess(
+            NotificationTools.xvfb, [":\(display)", "-nolisten", "tcp", "-screen", "0", "640x480x24"], environment: environment())
+        let deadline = MonotonicClock.now + 10
+        while access("/tmp/.X11-unix/X\(display)", F_OK) != 0 {
+            guard MonotonicClock.now < deadline, xvfb.wait(timeout: 0) == nil else {
+                throw TestFailure("Xvfb did not start on :\(display): \(xvfb.errors)")
+            }
+            usleep(10_000)
+        }
+        let dunst = try ChildProcess(NotificationTools.dunst, [], environment: environment(["DISPLAY": ":\(display)"]))
+        try waitForNotificationServer(dunst)
+        return [dunst, xvfb]
+    }
+
+    /// Starts `NotificationTools.server` named `name` with `capabilities`, and waits until it owns
+    /// `org.freedesktop.Notifications`.
+    func startNotificationServer(name: String, capabilities: [String]) throws -> ChildProcess {
+        let server = try ChildProcess(
+            DaemonTools.python, ["-u", "-c", NotificationTools.server, name, capabilities.joined(separator: ",")],
+            environment: environment())
+        try waitForNotificationServer(server)
+        return server
+    }
+
+    private func waitForNotificationServer(_ server: ChildProcess) throws {
+        let deadline = MonotonicClock.now + 10
+        while ownerPID(of: "org.freedesktop.Notifications") != server.pid {
+            guard MonotonicClock.now < deadline, server.wait(timeout: 0) == nil else {
+                throw TestFailure("the notification server did not take its name: \(server.errors)")
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// `notify-send` on this bus: `arguments`, then a summary.
+    @discardableResult
+    func notify(_ arguments: String...) -> ProcessResult {
+        runProcess(
+            NotificationTools.notifySend, arguments + ["A notification"], environment: environment().map { "\($0.key)=\($0.value)" })
+    }
+
+    /// Writes the settings file (profile and notification keys) the daemon reads.
+    func writeSettings(_ text: String) throws {
+        let directory = directory.file("home/.config/feedbackservices")
+        _ = runProcess("/bin/mkdir", ["-p", directory])
+        try text.write(toFile: directory + "/settings", atomically: true, encoding: .utf8)
+    }
+}
+
+extension FeedbackDaemonTests {
+    /// Whether anything reached the sink within `seconds` after frame `start`.
+    private func heardSomething(after start: Int, within seconds: Double) -> Bool {
+        recorder.firstSound(after: start, timeout: seconds) != nil
+    }
+
+    /// The path of a sound of the theme we ship.
+    private func themeSound(_ name: String) -> String {
+        var root = "\(#filePath)"
+        for _ in 0..<3 { root = String(root[..<root.lastIndex(of: "/")!]) }
+        return "\(root)/SoundThemes/feedbackservices/stereo/\(name).wav"
+    }
+
+    @Test func dunstPlaysNoSoundSoTheServiceDoesAsEachRuleSays() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let dunst = try harness.startDunst()
+        defer { _ = dunst }
+        #expect(daemon.waitForLog(containing: "it plays no sounds, so feedbackservicesd plays the sounds notifications ask for", timeout: 5), "\(daemon.errors)")
+        // sound-name: heard.
+        var start = recorder.frameCount
+        #expect(harness.notify("-a", "one", "-h", "string:sound-name:message-new-instant").status == 0)
+        #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
+        usleep(800_000)
+        // sound-file (an absolute path): heard.
+        start = recorder.frameCount
+        #expect(harness.notify("-a", "two", "-h", "string:sound-file:\(themeSound("complete"))").status == 0)
+        #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
+        usleep(800_000)
+        // suppress-sound, no hint, a relative sound-file: not heard, and the log says why.
+        start = recorder.frameCount
+        harness.notify("-a", "three", "-h", "string:sound-name:message-new-instant", "-h", "boolean:suppress-sound:true")
+        harness.notify("-a", "four")
+        harness.notify("-a", "five", "-h", "string:sound-file:relative.wav")
+        #expect(daemon.waitForLog(containing: "from 'five' plays no sound: its sound-file is not an absolute path", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.5))
+        #expect(daemon.errors.contains("from 'three' plays no sound: it asks for no sound (suppress-sound)"))
+        #expect(daemon.errors.contains("from 'four' plays no sound: it asks for no sound (no sound-file or sound-name hint)"))
+        // An update of a notification (replaces_id, answered with the same id): no second chime.
+        let first = harness.notify("-p", "-a", "six", "-h", "string:sound-name:message-new-instant")
+        let id = String(first.output.filter(\.isNumber))
+        try #require(UInt32(id) != nil, "notify-send -p printed \(first.output) \(first.errors)")
+        usleep(1_200_000)
+        harness.notify("-r", id, "-a", "six", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "notification \(id) from 'six' plays no sound: it updates notification \(id)", timeout: 3), "\(daemon.errors)")
+        // The profile, then the setting: not heard, and said.
+        try harness.writeSettings("profile=silent\n")
+        start = recorder.frameCount
+        harness.notify("-a", "seven", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'seven' plays no sound: the profile is silent", timeout: 3), "\(daemon.errors)")
+        try harness.writeSettings("profile=full\nnotification-sounds=off\n")
+        harness.notify("-a", "eight", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'eight' plays no sound: notification sounds are off", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.3))
+        // Categories, opted in.
+        try harness.writeSettings("notification-categories=on\n")
+        start = recorder.frameCount
+        harness.notify("-a", "nine", "-c", "im.received")
+        #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
+        // Nothing of a notification's text reaches the log.
+        #expect(!daemon.errors.contains("A notification"))
+    }
+
+    @Test func serversThatPlayTheirOwnKeepItQuietAndAReplacedServerIsFollowed() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        #expect(daemon.waitForLog(containing: "no notification server runs", timeout: 5), "\(daemon.errors)")
+        // A server advertising `sound`.
+        var server = try harness.startNotificationServer(name: "sounding", capabilities: ["body", "sound"])
+        #expect(daemon.waitForLog(containing: "it plays notification sounds itself (it advertises the 'sound' capability)", timeout: 5), "\(daemon.errors)")
+        var start = recorder.frameCount
+        harness.notify("-a", "one", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'one' plays no sound: the notification server plays its sounds", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.5))
+        // Replaced by one that plays none: followed.
+        server.signal(SIGTERM)
+        _ = server.wait()
+        server = try harness.startNotificationServer(name: "plain", capabilities: ["body"])
+        #expect(daemon.waitForLog(containing: "notification server plain 1.0 (tests)", timeout: 5), "\(daemon.errors)")
+        start = recorder.frameCount
+        harness.notify("-a", "two", "-h", "string:sound-name:message-new-instant")
+        #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
+        // Named in the settings as one that sounds: quiet again.
+        try harness.writeSettings("notification-sounding-servers=mako, plain\n")
+        usleep(800_000)
+        start = recorder.frameCount
+        harness.notify("-a", "three", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'three' plays no sound: the notification server plays its sounds: it is named in notification-sounding-servers", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.5))
+    }
+
+    @Test func aFloodFromOneAppChimesOnceWithNoGrowth() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let server = try harness.startNotificationServer(name: "plain", capabilities: ["body"])
+        defer { _ = server }
+        #expect(daemon.waitForLog(containing: "notification server plain", timeout: 5), "\(daemon.errors)")
+        // Warm up (the stream opens), and a baseline of the service's memory.
+        let warm = try ChildProcess(DaemonTools.python, ["-u", "-c", NotificationTools.flood, "20"], environment: harness.environment())
+        #expect(warm.wait() == 0, "\(warm.errors)")
+        usleep(1_500_000)
+        let before = residentKiB(daemon.pid)
+        let start = recorder.frameCount
+        let flood = try ChildProcess(DaemonTools.python, ["-u", "-c", NotificationTools.flood, "1000"], environment: harness.environment())
+        #expect(flood.wait() == 0, "\(flood.errors)")
+        let times = flood.output.split(separator: " ").compactMap { Double($0.filter { !$0.isWhitespace }) }
+        #expect(times.count == 1000)
+        usleep(1_000_000)
+        // One chime: the sound ends within its own length of its start (message-new-instant is
+        // under a second), though the flood lasted longer.
+        let onset = try #require(recorder.firstSound(after: start, timeout: 1), "\(daemon.errors)")
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(Double(last - onset) / 48_000 < 1.0, "sound for \(Double(last - onset) / 48_000) s after a flood of \(times.reduce(0, +) / 1000) s")
+        let after = residentKiB(daemon.pid)
+        #expect(after - before < 4_096, "the service grew from \(before) to \(after) KiB")
+        #expect(daemon.errors.contains("more lines were not logged") || daemon.errors.split(separator: "\n").count < 60)
+    }
+
+    /// The resident memory of process `pid` (KiB).
+    private func residentKiB(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
+        return Int(line.filter(\.isNumber)) ?? 0
+    }
+}
