@@ -23,11 +23,14 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     package private(set) var recorder: MonitorRecorder!
     /// Whether `start` attaches a recorder.
     package let recording: Bool
+    /// Whether the server logs at debug level (`endsOfUnderrun` reads it).
+    package let debugLog: Bool
     package var kind: SoundServerKind { .pulseAudio }
     package var pipeWireSocket: String? { nil }
 
-    private init(recording: Bool) {
+    private init(recording: Bool, debugLog: Bool) {
         self.recording = recording
+        self.debugLog = debugLog
     }
 
     /// Whether the programs it needs are installed.
@@ -42,13 +45,16 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
     /// A server for tests that never look at what it played (the fault tests) is made with
     /// `recording: false`: a recorder costs a process, a thread and 384 KB of memory a second for
     /// the rest of the run. (Our engine's stream keeps the null sink at low latency by itself.)
-    package static func shared(named name: String = "default", recording: Bool = true) throws -> PulseAudioTestServer {
+    /// With `debugLog`, the server logs at debug level, so that `endsOfUnderrun` can be read.
+    package static func shared(named name: String = "default", recording: Bool = true, debugLog: Bool = false) throws
+        -> PulseAudioTestServer
+    {
         try instances.withLock { instances in
             if let instance = instances[name] { return instance }
             guard available else {
                 throw TestFailure("pulseaudio and parec are needed (scripts/setup installs them)")
             }
-            let server = PulseAudioTestServer(recording: recording)
+            let server = PulseAudioTestServer(recording: recording, debugLog: debugLog)
             try server.start()
             if instances.isEmpty {
                 atexit {
@@ -84,7 +90,7 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
             "/usr/bin/pulseaudio",
             [
                 "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
-                "--log-target=file:\(directory.file("pulseaudio.log"))",
+                "--log-target=file:\(directory.file("pulseaudio.log"))", "--log-level=\(debugLog ? "debug" : "notice")",
                 "-L", "module-null-sink sink_name=\(Self.sink) rate=\(Self.rate) channels=2",
                 "-L", "module-native-protocol-unix socket=\(socket) auth-anonymous=1",
                 // For `pacmd` (`dropClient`): its socket is the runtime directory's `cli`.
@@ -96,6 +102,16 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
             usleep(20_000)
         }
         if recording { recorder = try MonitorRecorder(server: server, sink: Self.sink, environment: environment) }
+    }
+
+    /// How many times a client's playback stream ran dry and was then written to again, as the
+    /// server saw it (its debug line "Requesting rewind due to end of underrun", which it also
+    /// logs once as each stream starts playing): a count that moved by more than the streams
+    /// started means a gap in what a client played, which no recording can hide. Only for a
+    /// server made with `debugLog` (else 0).
+    package var endsOfUnderrun: Int {
+        guard debugLog, let log = try? String(contentsOfFile: directory.file("pulseaudio.log"), encoding: .utf8) else { return 0 }
+        return log.split(separator: "\n").count { $0.hasSuffix("Requesting rewind due to end of underrun.") }
     }
 
     /// Kills the server (SIGKILL), as a crash would. Once: a test that killed it leaves it to the
