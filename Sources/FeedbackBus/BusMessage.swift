@@ -226,6 +226,10 @@ package final class BusMessage {
                 try check(sd_bus_message_close_container(handle), "closing an entry")
             }
             result = sd_bus_message_close_container(handle)
+        case .strings(let items):
+            var pointers = items.map { strdup($0) } + [nil]
+            defer { pointers.forEach { free($0) } }
+            result = sd_bus_message_append_strv(handle, &pointers)
         case .string(let text): result = text.withCString { sd_bus_message_append_basic(handle, type, $0) }
         case .uint32(var number): result = sd_bus_message_append_basic(handle, type, &number)
         case .int32(var number): result = sd_bus_message_append_basic(handle, type, &number)

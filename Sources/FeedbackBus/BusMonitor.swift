@@ -34,9 +34,7 @@ package final class BusMonitor {
                     "BecomeMonitor"),
                 "asking to monitor the bus")
             let message = BusMessage(adopting: handle!)
-            var strings = rules.map { strdup($0) } + [nil]
-            defer { strings.forEach { free($0) } }
-            try check(sd_bus_message_append_strv(message.handle, &strings), "asking to monitor the bus")
+            try message.append(.strings(rules))
             try message.append(.uint32(0))
             var error = sd_bus_error()
             defer { sd_bus_error_free(&error) }

@@ -18,6 +18,8 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
     indirect case variant(BusValue)
     /// `a{sv}`: basic values by name, each in a variant (sent in the order of their names).
     case dictionary([String: BusValue])
+    /// `as`
+    case strings([String])
 
     /// The value's D-Bus type code.
     var typeCode: UInt8 {
@@ -27,7 +29,7 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
         case .int32: UInt8(ascii: "i")
         case .boolean: UInt8(ascii: "b")
         case .double: UInt8(ascii: "d")
-        case .structures, .dictionary: UInt8(ascii: "a")
+        case .structures, .dictionary, .strings: UInt8(ascii: "a")
         case .variant: UInt8(ascii: "v")
         }
     }
@@ -47,6 +49,7 @@ package enum BusValue: Sendable, Equatable, CustomStringConvertible {
         case .double(let value): "\(value)"
         case .structures(_, let rows): "[\(rows.map { "(\($0.map(\.description).joined(separator: ", ")))" }.joined(separator: ", "))]"
         case .variant(let value): "<\(value)>"
+        case .strings(let items): "[\(items.map { "'\($0)'" }.joined(separator: ", "))]"
         case .dictionary(let entries):
             "{\(entries.sorted { $0.key < $1.key }.map { "'\($0.key)': <\($0.value)>" }.joined(separator: ", "))}"
         }

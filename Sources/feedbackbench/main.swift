@@ -1,8 +1,9 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|startup|command|daemon|daemon-fire|pipewire|pipewire-load]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|startup|command|daemon|daemon-fire|pipewire|pipewire-load|notifications]
 // (daemon-fire: only the daemon section's `feedbackctl fire` through the service against paplay;
-// pipewire-load: only the pipewire section's tones under load)
+// pipewire-load: only the pipewire section's tones under load; notifications, run only when
+// named: the notification bridge under dunst against dunst's script running paplay)
 import FeedbackServices
 import FoundationEssentials
 // @preconcurrency: Glibc's `stdout` is a mutable global, which Swift 6 refuses to touch otherwise;
@@ -14,8 +15,11 @@ import FoundationEssentials
 setvbuf(stdout, nil, _IOLBF, 0)
 
 var iterations = 15
-let figures = ["registration", "volume", "engine", "start", "startup", "command", "daemon", "daemon-fire", "pipewire", "pipewire-load"]
-var only: Set<String> = Set(figures).subtracting(["daemon-fire", "pipewire-load"])
+let figures = [
+    "registration", "volume", "engine", "start", "startup", "command", "daemon", "daemon-fire", "pipewire", "pipewire-load",
+    "notifications",
+]
+var only: Set<String> = Set(figures).subtracting(["daemon-fire", "pipewire-load", "notifications"])
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -73,6 +77,10 @@ if only.contains("command") {
 if only.contains("daemon") || only.contains("daemon-fire") {
     print("")
     DaemonBenchmark(triggers: max(100, iterations * 2), fireOnly: !only.contains("daemon")).run()
+}
+if only.contains("notifications") {
+    print("")
+    NotificationBenchmark(notifications: max(100, iterations * 2)).run()
 }
 if only.contains("pipewire") || only.contains("pipewire-load") {
     print("")

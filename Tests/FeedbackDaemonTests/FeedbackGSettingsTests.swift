@@ -160,6 +160,34 @@ extension FeedbackDaemonTests {
         #expect(eventually(2) { heard(harness, app: "org.example.LoudApp", "message-new-instant") }, "\(daemon.errors)")
     }
 
+    @Test func notificationSoundsObeyTheAppsLevelAndTheEventSoundsSwitch() throws {
+        let (harness, settings) = try dconfHarness()
+        let quietApp = "org.sigxcpu.feedbackd.application:/org/sigxcpu/feedbackd/application/org-example-quietapp/"
+        #expect(gsettings(harness, settings, "set", quietApp, "profile", "silent").status == 0)
+        let daemon = try harness.startDaemon(environment: settings)
+        let server = try harness.startNotificationServer(name: "plain", capabilities: ["body"])
+        defer { _ = server }
+        #expect(daemon.waitForLog(containing: "notification server plain", timeout: 5), "\(daemon.errors)")
+        // The per-app level, keyed on desktop-entry (the app id), not on app_name.
+        let sound = "string:sound-name:message-new-instant"
+        harness.notify("-a", "Quiet", "-h", "string:desktop-entry:org.example.QuietApp", "-h", sound)
+        #expect(
+            daemon.waitForLog(containing: "from 'org.example.QuietApp' plays no sound: the app's own level is silent", timeout: 3),
+            "\(daemon.errors)")
+        let start = recorder.frameCount
+        harness.notify("-a", "Loud", "-h", "string:desktop-entry:org.example.LoudApp", "-h", sound)
+        #expect(recorder.firstSound(after: start, timeout: 3) != nil, "\(daemon.errors)")
+        // The desktop's event-sounds switch, live.
+        #expect(gsettings(harness, settings, "set", "org.gnome.desktop.sound", "event-sounds", "false").status == 0)
+        var attempt = 0
+        #expect(
+            eventually(3) {
+                attempt += 1
+                harness.notify("-a", "later\(attempt)", "-h", sound)
+                return daemon.waitForLog(containing: "from 'later\(attempt)' plays no sound: event sounds are off", timeout: 0.5)
+            }, "\(daemon.errors)")
+    }
+
     @Test func preferFlashBlinksTheCameraFlashLEDAndFollowsItsSetting() throws {
         let tree = FakeSysfs()
         try tree.add("red:status", udev: ["FEEDBACKD_TYPE": "led"])

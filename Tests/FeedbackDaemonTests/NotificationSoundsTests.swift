@@ -22,7 +22,9 @@ enum NotificationTools {
     }
 
     /// A notification server in GIO: `GetServerInformation` names it `argv[1]`, `GetCapabilities`
-    /// gives `argv[2]` (comma-separated); `Notify` answers a new id, or `replaces_id`.
+    /// gives `argv[2]` (comma-separated); `Notify` answers a new id, or `replaces_id`. With
+    /// `argv[3]` `feedback`, it calls `TriggerFeedback` on its own connection once it owns the
+    /// name, as Phosh does for each notification, and prints `triggered`.
     static let server = """
         import sys
         from gi.repository import Gio, GLib
@@ -50,8 +52,14 @@ enum NotificationTools {
                 invocation.return_value(None)
         bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
         bus.register_object('/org/freedesktop/Notifications', Gio.DBusNodeInfo.new_for_xml(xml).interfaces[0], call, None, None)
+        def owned(*args):
+            if len(sys.argv) > 3 and sys.argv[3] == 'feedback':
+                bus.call_sync('org.sigxcpu.Feedback', '/org/sigxcpu/Feedback', 'org.sigxcpu.Feedback', 'TriggerFeedback',
+                    GLib.Variant('(ssa{sv}i)', ('sm.puri.Phosh', 'notification-missed-generic', {}, -1)),
+                    None, Gio.DBusCallFlags.NONE, 5000, None)
+                print('triggered', flush=True)
         Gio.bus_own_name_on_connection(bus, 'org.freedesktop.Notifications', Gio.BusNameOwnerFlags.NONE,
-            lambda *a: print('owned', flush=True), lambda *a: print('lost', flush=True))
+            owned, lambda *a: print('lost', flush=True))
         GLib.MainLoop().run()
         """
 
@@ -97,11 +105,15 @@ extension DaemonHarness {
 
     /// Starts `NotificationTools.server` named `name` with `capabilities`, and waits until it owns
     /// `org.freedesktop.Notifications`.
-    func startNotificationServer(name: String, capabilities: [String]) throws -> ChildProcess {
+    func startNotificationServer(name: String, capabilities: [String], triggersFeedback: Bool = false) throws -> ChildProcess {
         let server = try ChildProcess(
-            DaemonTools.python, ["-u", "-c", NotificationTools.server, name, capabilities.joined(separator: ",")],
+            DaemonTools.python,
+            ["-u", "-c", NotificationTools.server, name, capabilities.joined(separator: ",")] + (triggersFeedback ? ["feedback"] : []),
             environment: environment())
         try waitForNotificationServer(server)
+        if triggersFeedback, server.waitForOutput(containing: "triggered", timeout: 10) == nil {
+            throw TestFailure("the notification server did not call TriggerFeedback: \(server.errors)")
+        }
         return server
     }
 
@@ -189,6 +201,16 @@ extension FeedbackDaemonTests {
         start = recorder.frameCount
         harness.notify("-a", "nine", "-c", "im.received")
         #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
+        // dunst paused (do not disturb, as `dunstctl set-paused true` sets it): not heard.
+        let paused = harness.gdbus(
+            "call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications",
+            "--method", "org.freedesktop.DBus.Properties.Set", "org.dunstproject.cmd0", "paused", "<true>")
+        #expect(paused.status == 0, "\(paused.errors)")
+        usleep(800_000)
+        start = recorder.frameCount
+        harness.notify("-a", "ten", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'ten' plays no sound: dunst is paused (do not disturb)", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.3))
         // Nothing of a notification's text reaches the log.
         #expect(!daemon.errors.contains("A notification"))
     }
@@ -219,6 +241,19 @@ extension FeedbackDaemonTests {
         harness.notify("-a", "three", "-h", "string:sound-name:message-new-instant")
         #expect(daemon.waitForLog(containing: "from 'three' plays no sound: the notification server plays its sounds: it is named in notification-sounding-servers", timeout: 3), "\(daemon.errors)")
         #expect(!heardSomething(after: start, within: 0.5))
+        // GNOME Shell plays its own, whatever it advertises.
+        server.signal(SIGTERM)
+        _ = server.wait()
+        server = try harness.startNotificationServer(name: "gnome-shell", capabilities: ["body", "actions"])
+        harness.notify("-a", "four", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'four' plays no sound: the notification server plays its sounds: gnome-shell plays notification sounds itself", timeout: 3), "\(daemon.errors)")
+        // One that gives its notifications feedback through org.sigxcpu.Feedback on the same
+        // connection (Phosh) plays them through it.
+        server.signal(SIGTERM)
+        _ = server.wait()
+        server = try harness.startNotificationServer(name: "phosh-like", capabilities: ["body"], triggersFeedback: true)
+        harness.notify("-a", "five", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'five' plays no sound: the notification server plays its sounds: it gives notifications their feedback through org.sigxcpu.Feedback", timeout: 3), "\(daemon.errors)")
     }
 
     @Test func aFloodFromOneAppChimesOnceWithNoGrowth() throws {

@@ -1,5 +1,6 @@
 package import FeedbackBus
 import FeedbackServices
+import Glibc
 
 /// What a notification's `Notify` call asks of its sound (the Desktop Notifications spec's hints),
 /// and what the sound rules key on. Its summary and body are never read. A value.
@@ -31,14 +32,15 @@ package struct NotificationRequest: Sendable, Equatable {
     package init(appName: String = "", replacesID: UInt32 = 0, hints: [String: BusValue] = [:]) {
         self.appName = String(decoding: appName.utf8.prefix(RequestBounds.maximumNameLength), as: UTF8.self)
         self.replacesID = replacesID
-        func text(_ key: String) -> String? {
-            guard case .string(let value)? = hints[key], !value.isEmpty else { return nil }
+        // Names and paths longer than any real one count as absent: the rules keep them.
+        func text(_ key: String, limit: Int = RequestBounds.maximumNameLength) -> String? {
+            guard case .string(let value)? = hints[key], !value.isEmpty, value.utf8.count <= limit else { return nil }
             return value
         }
         desktopEntry = text("desktop-entry")
         category = text("category")
         if case .uint32(let value)? = hints["urgency"] { urgency = value }
-        soundFile = text("sound-file")
+        soundFile = text("sound-file", limit: Int(PATH_MAX))
         soundName = text("sound-name")
         if case .boolean(let value)? = hints["suppress-sound"] { suppressSound = value }
         stackTag = text("x-canonical-private-synchronous") ?? text("synchronous") ?? text("x-dunst-stack-tag")
@@ -176,6 +178,10 @@ package struct NotificationRules: Sendable {
     package static let stackTagGap = 10.0
     /// The most apps and tags remembered.
     package static let maximumRemembered = 256
+    /// Chimes in a row at most, whatever their apps (a sender that names a new app each time, or
+    /// many apps at once), and chimes a second after that.
+    package static let chimeBurst = 3.0
+    package static let chimesPerSecond = 2.0
 
     /// The categories a notification that asks for no sound is given a sound for, with
     /// `notification-categories = on`: Sound Naming spec names.
@@ -195,6 +201,9 @@ package struct NotificationRules: Sendable {
 
     private var lastFromApp: [String: Double] = [:]
     private var lastOfTag: [String: Double] = [:]
+    /// The token bucket of `chimeBurst` and `chimesPerSecond`.
+    private var chimeTokens = chimeBurst
+    private var tokensAt = -Double.infinity
 
     package init() {}
 
@@ -225,10 +234,21 @@ package struct NotificationRules: Sendable {
         if let previousFromApp, now - previousFromApp < Self.burstGap {
             return .failure(Quiet("it is part of a burst from '\(request.app)', which chimed once at its start"))
         }
-        if let file = request.soundFile { return .success(.file(file)) }
-        if let name = request.soundName { return .success(.named(name)) }
-        if settings.categories, let category = request.category, let event = Self.categoryEvents[category] {
-            return .success(.named(event))
+        let sound: NotificationSound? =
+            if let file = request.soundFile { .file(file) } else if let name = request.soundName { .named(name) } else if settings.categories,
+                let category = request.category, let event = Self.categoryEvents[category]
+            {
+                .named(event)
+            } else { nil }
+        if let sound {
+            chimeTokens = min(Self.chimeBurst, chimeTokens + max(0, now - tokensAt) * Self.chimesPerSecond)
+            tokensAt = now
+            guard chimeTokens >= 1 else {
+                return .failure(
+                    Quiet("too many notification sounds at once (at most \(Int(Self.chimeBurst)) in a row, \(Int(Self.chimesPerSecond)) a second)"))
+            }
+            chimeTokens -= 1
+            return .success(sound)
         }
         return .failure(
             Quiet(
