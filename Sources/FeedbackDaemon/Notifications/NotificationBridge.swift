@@ -57,7 +57,11 @@ final class NotificationBridge: Sendable {
         "type='method_return',sender='\(notificationsName)'",
         "type='error',sender='\(notificationsName)'",
         "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(notificationsName)'",
+        // dunst's `paused` (do not disturb), followed rather than asked at each notification.
+        "type='signal',sender='\(notificationsName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='\(notificationsPath)',arg0='\(dunstInterface)'",
     ]
+    /// dunst's own interface, whose `paused` property is its do-not-disturb.
+    static let dunstInterface = "org.dunstproject.cmd0"
 
     /// A bridge on the bus at `address` for `service`; `start` starts it.
     init(service: FeedbackService, address: String, log: @escaping @Sendable (String) -> Void) throws(Errno) {
@@ -134,6 +138,11 @@ final class NotificationBridge: Sendable {
                 let owner = try? seen.message.readString()
             else { return }
             serverChanged(owner.isEmpty ? NotificationServer() : probe(client, owner: owner))
+        case .signal where seen.member == "PropertiesChanged":
+            guard seen.sender == server.owner, (try? seen.message.readString()) == Self.dunstInterface,
+                case .boolean(let paused)? = (try? seen.message.readVariantDictionary(limit: 64))?["paused"]
+            else { return }
+            current.withLock { $0.server.paused = paused }
         case .methodCall where seen.member == "Notify" && seen.interface == Self.notificationsName:
             do {
                 let request = try NotificationRequest(notify: seen.message)
@@ -170,12 +179,7 @@ final class NotificationBridge: Sendable {
         case .failure(let why): return quiet(why.reason)
         case .success(let chosen): sound = chosen
         }
-        if server.name.lowercased() == "dunst",
-            case .boolean(true)? = try? client.property(
-                server.owner, path: Self.notificationsPath, interface: "org.dunstproject.cmd0", name: "paused")
-        {
-            return quiet("dunst is paused (do not disturb)")
-        }
+        if server.paused { return quiet("dunst is paused (do not disturb)") }
         var fd: Int32?
         if case .file(let path) = sound {
             switch openSoundFile(path, sender: sender, client: client) {
@@ -275,6 +279,12 @@ final class NotificationBridge: Sendable {
             server.name = String(try information.readString().prefix(128))
             server.vendor = String(try information.readString().prefix(128))
             server.version = String(try information.readString().prefix(128))
+            if server.name.lowercased() == "dunst",
+                case .boolean(let paused) = try client.property(
+                    owner, path: Self.notificationsPath, interface: Self.dunstInterface, name: "paused")
+            {
+                server.paused = paused
+            }
         } catch {
             server.problem = error.message
         }

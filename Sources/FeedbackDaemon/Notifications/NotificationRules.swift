@@ -130,6 +130,8 @@ package struct NotificationServer: Sendable, Equatable {
     package var capabilities: [String] = []
     /// Why it could not be asked, if it could not.
     package var problem: String?
+    /// dunst's do-not-disturb (`org.dunstproject.cmd0.paused`), as last read or announced.
+    package var paused = false
 
     /// Servers that play a notification's sound themselves, by `GetServerInformation` name
     /// (lower case): GNOME Shell; KDE Plasma, whether or not its version advertises `sound`.
