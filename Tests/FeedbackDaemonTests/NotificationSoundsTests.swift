@@ -11,20 +11,33 @@ enum NotificationTools {
     static let dunst = "/usr/bin/dunst"
     static let xvfb = "/usr/bin/Xvfb"
     static let notifySend = "/usr/bin/notify-send"
+    static let bwrap = "/usr/bin/bwrap"
 
-    static var missing: [String] { [dunst, xvfb, notifySend].filter { access($0, X_OK) != 0 } }
+    static var missing: [String] { [dunst, xvfb, notifySend, bwrap].filter { access($0, X_OK) != 0 } }
 
     /// Fails the test when a part is missing (scripts/setup installs them).
     static func require() throws {
         guard missing.isEmpty else {
-            throw TestFailure("missing \(missing.joined(separator: ", ")) (scripts/setup installs dunst, xvfb and libnotify-bin)")
+            throw TestFailure(
+                "missing \(missing.joined(separator: ", ")) (scripts/setup installs dunst, xvfb, libnotify-bin and bubblewrap)")
         }
+    }
+
+    /// The arguments that run a program under bubblewrap in a sandbox as Flatpak makes one: a
+    /// root of its own (a tmpfs) with the host's /usr read-only, and only `shared` of the
+    /// host's files beside it (the bus's directory).
+    static func sandbox(sharing shared: String) -> [String] {
+        [
+            "--tmpfs", "/", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+            "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev", "--bind", shared, shared, "--",
+        ]
     }
 
     /// A notification server in GIO: `GetServerInformation` names it `argv[1]`, `GetCapabilities`
     /// gives `argv[2]` (comma-separated); `Notify` answers a new id, or `replaces_id`. With
     /// `argv[3]` `feedback`, it calls `TriggerFeedback` on its own connection once it owns the
-    /// name, as Phosh does for each notification, and prints `triggered`.
+    /// name, as Phosh does for each notification, and prints `triggered`; with `refuse`, it
+    /// answers each `Notify` with an error 0.3 s after the call.
     static let server = """
         import sys
         from gi.repository import Gio, GLib
@@ -44,6 +57,8 @@ enum NotificationTools {
                 invocation.return_value(GLib.Variant('(as)', (capabilities,)))
             elif method == 'GetServerInformation':
                 invocation.return_value(GLib.Variant('(ssss)', (name, 'tests', '1.0', '1.2')))
+            elif method == 'Notify' and len(sys.argv) > 3 and sys.argv[3] == 'refuse':
+                GLib.timeout_add(300, lambda: invocation.return_dbus_error('org.example.Error.Refused', 'not shown'))
             elif method == 'Notify':
                 if parameters[1] == 0:
                     last[0] += 1
@@ -105,10 +120,14 @@ extension DaemonHarness {
 
     /// Starts `NotificationTools.server` named `name` with `capabilities`, and waits until it owns
     /// `org.freedesktop.Notifications`.
-    func startNotificationServer(name: String, capabilities: [String], triggersFeedback: Bool = false) throws -> ChildProcess {
+    /// With `refusing`, it answers each `Notify` with an error 0.3 s after the call.
+    func startNotificationServer(
+        name: String, capabilities: [String], triggersFeedback: Bool = false, refusing: Bool = false
+    ) throws -> ChildProcess {
         let server = try ChildProcess(
             DaemonTools.python,
-            ["-u", "-c", NotificationTools.server, name, capabilities.joined(separator: ",")] + (triggersFeedback ? ["feedback"] : []),
+            ["-u", "-c", NotificationTools.server, name, capabilities.joined(separator: ",")]
+                + (triggersFeedback ? ["feedback"] : refusing ? ["refuse"] : []),
             environment: environment())
         try waitForNotificationServer(server)
         if triggersFeedback, server.waitForOutput(containing: "triggered", timeout: 10) == nil {
@@ -132,6 +151,29 @@ extension DaemonHarness {
     func notify(_ arguments: String...) -> ProcessResult {
         runProcess(
             NotificationTools.notifySend, arguments + ["A notification"], environment: environment().map { "\($0.key)=\($0.value)" })
+    }
+
+    /// A `Notify` from app `app` with string hints `hints`, sent by a GIO sender inside a sandbox
+    /// (`NotificationTools.sandbox`) that sees the bus and nothing else of this machine's files
+    /// outside /usr; the sender stays 0.5 s after the answer, as an app does (one gone before the
+    /// service asks for its process is not known to be sandboxed).
+    @discardableResult
+    func notifyFromSandbox(app: String, _ hints: [String: String]) -> ProcessResult {
+        let sender = """
+            import sys, time
+            from gi.repository import Gio, GLib
+            hints = {k: GLib.Variant('s', v) for k, v in zip(sys.argv[2::2], sys.argv[3::2])}
+            bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+            bus.call_sync('org.freedesktop.Notifications', '/org/freedesktop/Notifications', 'org.freedesktop.Notifications',
+                'Notify', GLib.Variant('(susssasa{sv}i)', (sys.argv[1], 0, '', 'A notification', '', [], hints, -1)),
+                GLib.VariantType('(u)'), Gio.DBusCallFlags.NO_AUTO_START, 5000, None)
+            time.sleep(0.5)
+            """
+        return runProcess(
+            NotificationTools.bwrap,
+            NotificationTools.sandbox(sharing: directory.path) + [DaemonTools.python, "-c", sender, app]
+                + hints.flatMap { [$0.key, $0.value] },
+            environment: environment().map { "\($0.key)=\($0.value)" })
     }
 
     /// Writes the settings file (profile and notification keys) the daemon reads.
@@ -281,6 +323,50 @@ extension FeedbackDaemonTests {
         let after = residentKiB(daemon.pid)
         #expect(after - before < 4_096, "the service grew from \(before) to \(after) KiB")
         #expect(daemon.errors.contains("more lines were not logged") || daemon.errors.split(separator: "\n").count < 60)
+    }
+
+    @Test func aNotificationTheServerRefusesIsCutShort() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let server = try harness.startNotificationServer(name: "refusing", capabilities: ["body"], refusing: true)
+        defer { _ = server }
+        #expect(daemon.waitForLog(containing: "notification server refusing", timeout: 5), "\(daemon.errors)")
+        // A new notification chimes at its call; the server's error 0.3 s later stops the
+        // 3.25 s sound.
+        let start = recorder.frameCount
+        #expect(harness.notify("-a", "refused", "-h", "string:sound-name:phone-incoming-call").status != 0)
+        let onset = try #require(recorder.firstSound(after: start, timeout: 3), "\(daemon.errors)")
+        #expect(daemon.waitForLog(containing: "a notification from 'refused' was refused by the server (org.example.Error.Refused): its sound was stopped", timeout: 3), "\(daemon.errors)")
+        usleep(1_500_000)
+        let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
+        #expect(Double(last - onset) / 48_000 < 1.0, "sound for \(Double(last - onset) / 48_000) s of a refused notification")
+    }
+
+    @Test func aSandboxedAppsSoundFileIsNotOpenedAndItsSoundNamePlays() throws {
+        try NotificationTools.require()
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let server = try harness.startNotificationServer(name: "plain", capabilities: ["body"])
+        defer { _ = server }
+        #expect(daemon.waitForLog(containing: "notification server plain", timeout: 5), "\(daemon.errors)")
+        // A path of this machine, from a sender whose root is another: not opened (inside the
+        // sandbox it names another file, or none), and said.
+        let path = themeSound("complete")
+        var start = recorder.frameCount
+        let boxed = harness.notifyFromSandbox(app: "boxed-one", ["sound-file": path])
+        #expect(boxed.status == 0, "bwrap python3: \(boxed.errors)")
+        #expect(daemon.waitForLog(containing: "from 'boxed-one' plays no sound: it was sent from a sandbox", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.5))
+        // With a sound-name too: the name plays, and the log says why the file did not.
+        start = recorder.frameCount
+        harness.notifyFromSandbox(app: "boxed-two", ["sound-file": path, "sound-name": "message-new-instant"])
+        #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
+        #expect(daemon.waitForLog(containing: "from 'boxed-two': it was sent from a sandbox", timeout: 3), "\(daemon.errors)")
+        // The same path from outside the sandbox plays.
+        usleep(800_000)
+        start = recorder.frameCount
+        harness.notify("-a", "host", "-h", "string:sound-file:\(path)")
+        #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
     }
 
     /// The resident memory of process `pid` (KiB).

@@ -8,10 +8,11 @@ import Synchronization
 ///
 /// **Seeing notifications.** A connection of its own becomes a bus monitor (`BusMonitor`) of the
 /// `Notify` calls to `org.freedesktop.Notifications`, the replies and errors the name's owner
-/// sends, and the name's `NameOwnerChanged`; a notification is considered when the server's reply
-/// gives it an id, so only notifications the server accepted chime, and an update (`replaces_id`
-/// answered with the same id) is known as one. A monitor the bus dropped (it fell behind) is
-/// connected again. A notification's summary and body are never read.
+/// sends, and the name's `NameOwnerChanged`. A new notification (`replaces_id` 0) chimes at its
+/// call, so the sound does not wait for a server that draws before it answers, and an error
+/// answer stops it; an update (`replaces_id` set) waits for the answer, which says whether it
+/// replaced a notification still shown (the same id: no chime) or made a new one. A monitor the
+/// bus dropped (it fell behind) is connected again. A notification's summary and body are never read.
 ///
 /// **Who plays.** When the name's owner changes, the server is asked (`GetCapabilities`,
 /// `GetServerInformation`, on a second connection, never auto-starting one): it plays its own
@@ -146,36 +147,54 @@ final class NotificationBridge: Sendable {
         case .methodCall where seen.member == "Notify" && seen.interface == Self.notificationsName:
             do {
                 let request = try NotificationRequest(notify: seen.message)
-                pending.insert(request, key: .init(sender: seen.sender, serial: seen.serial), now: MonotonicClock.now)
+                // A new notification chimes at its call, not after the server drew it and
+                // answered (dunst answers in about 6 ms): stopped if the server refuses it.
+                // An update waits for the answer, which says whether it replaced anything.
+                let early = request.replacesID == 0 ? EarlySound() : nil
+                if let early {
+                    consider(request, id: nil, sender: seen.sender, early: early, rules: &rules, logBudget: &logBudget, client: client)
+                }
+                pending.insert(
+                    .init(request: request, early: early), key: .init(sender: seen.sender, serial: seen.serial), now: MonotonicClock.now)
             } catch {
                 logBudget.log("a notification from \(seen.sender) is not read: \(error.message)", log)
             }
         case .methodReturn:
             guard seen.sender == server.owner,
-                let request = pending.remove(.init(sender: seen.destination, serial: seen.replySerial)),
+                let call = pending.remove(.init(sender: seen.destination, serial: seen.replySerial)), call.early == nil,
                 let id = try? seen.message.readUInt32()
             else { return }
-            shown(request, id: id, sender: seen.destination, rules: &rules, logBudget: &logBudget, client: client)
+            consider(call.request, id: id, sender: seen.destination, early: nil, rules: &rules, logBudget: &logBudget, client: client)
         case .error:
-            _ = pending.remove(.init(sender: seen.destination, serial: seen.replySerial))
+            guard seen.sender == server.owner,
+                let call = pending.remove(.init(sender: seen.destination, serial: seen.replySerial)), let early = call.early
+            else { return }
+            if early.refuse() {
+                logBudget.log(
+                    "a notification from '\(call.request.app)' was refused by the server (\(seen.errorName.isEmpty ? "an error" : seen.errorName)): its sound was stopped",
+                    log)
+            }
         default:
             return
         }
     }
 
-    /// The server accepted `request` as notification `id`: its sound, if the rules give one.
-    private func shown(
-        _ request: NotificationRequest, id: UInt32, sender: String, rules: inout NotificationRules,
+    /// Plays the sound of `request`, if the rules give one: a new notification at its call (`id`
+    /// nil; `early` stops it if the server refuses the notification), an update once the server
+    /// accepted it as notification `id`.
+    private func consider(
+        _ request: NotificationRequest, id: UInt32?, sender: String, early: EarlySound?, rules: inout NotificationRules,
         logBudget: inout LogBudget, client: BusClient
     ) {
         let server = self.server
         let settings = NotificationSoundSettings(values: service.manager.settings.fileValues)
         let serverPlays = server.playsItself(settings, feedbackClient: service.hasTriggeredFeedback(server.owner))
+        let named = id.map { "notification \($0)" } ?? "a notification"
         func quiet(_ reason: String) {
-            logBudget.log("notification \(id) from '\(request.app)' plays no sound: \(reason)", log)
+            logBudget.log("\(named) from '\(request.app)' plays no sound: \(reason)", log)
         }
         var sound: NotificationSound
-        switch rules.decide(request, id: id, now: MonotonicClock.now, settings: settings, serverPlays: serverPlays) {
+        switch rules.decide(request, id: id ?? 0, now: MonotonicClock.now, settings: settings, serverPlays: serverPlays) {
         case .failure(let why): return quiet(why.reason)
         case .success(let chosen): sound = chosen
         }
@@ -186,7 +205,7 @@ final class NotificationBridge: Sendable {
             case .success(let opened): fd = opened
             case .failure(let why):
                 guard let name = request.soundName else { return quiet(why.reason) }
-                logBudget.log("notification \(id) from '\(request.app)': \(why.reason); its sound-name \(name) plays", log)
+                logBudget.log("\(named) from '\(request.app)': \(why.reason); its sound-name \(name) plays", log)
                 sound = .named(name)
             }
         }
@@ -208,20 +227,21 @@ final class NotificationBridge: Sendable {
                 if let opened { close(opened) }
                 // On another thread than the budget's: said always, which a flood cannot reach
                 // (the rules above keep one notification in a burst).
-                log("notification \(id) from '\(request.app)' plays no sound: \(why)")
+                log("\(named) from '\(request.app)' plays no sound: \(why)")
                 return
             }
-            _ = service.manager.play(
+            let playback = service.manager.play(
                 alert, type: .audioOnly, options: PlaybackOptions(), vibration: .systemVibrate, profile: .full,
                 delivery: .immediate
             ) { [log] result in
                 if let opened { close(opened) }
                 switch result.sound {
-                case .failed(let error): log("notification \(id) from '\(request.app)': its sound did not play: \(error)")
-                case .noAudioOutput(let error): log("notification \(id) from '\(request.app)': no sound output: \(error)")
+                case .failed(let error): log("\(named) from '\(request.app)': its sound did not play: \(error)")
+                case .noAudioOutput(let error): log("\(named) from '\(request.app)': no sound output: \(error)")
                 default: break
                 }
             }
+            early?.started(playback)
         }
     }
 
@@ -319,6 +339,25 @@ final class NotificationBridge: Sendable {
     }
 }
 
+/// The sound a new notification started at its `Notify` call, before the server answered: the
+/// server's refusal stops it, whether it came before or after the play started.
+private final class EarlySound: Sendable {
+    private let state = Mutex<(playback: FeedbackPlayback?, refused: Bool)>((nil, false))
+
+    /// The play started for the notification.
+    func started(_ playback: FeedbackPlayback) {
+        if state.withLock({ $0.playback = playback; return $0.refused }) { playback.stop() }
+    }
+
+    /// The server refused the notification: its play stops, now or when it starts.
+    /// - Returns: whether a play had started (and was stopped).
+    func refuse() -> Bool {
+        guard let playback = state.withLock({ $0.refused = true; return $0.playback }) else { return false }
+        playback.stop()
+        return true
+    }
+}
+
 /// The `Notify` calls seen and not answered yet, by sender and serial; at most
 /// `NotificationBridge.maximumPending` (the oldest goes first).
 private struct PendingNotifications {
@@ -326,20 +365,25 @@ private struct PendingNotifications {
         var sender: String
         var serial: UInt64
     }
-    private var waiting: [Key: (request: NotificationRequest, since: Double)] = [:]
+    /// A call: what it asked, and the sound it started, if it was a new notification.
+    struct Call {
+        var request: NotificationRequest
+        var early: EarlySound?
+    }
+    private var waiting: [Key: (call: Call, since: Double)] = [:]
 
     /// When the oldest waiting call was seen.
     var oldest: Double? { waiting.values.map(\.since).min() }
 
-    mutating func insert(_ request: NotificationRequest, key: Key, now: Double) {
+    mutating func insert(_ call: Call, key: Key, now: Double) {
         if waiting.count >= NotificationBridge.maximumPending, let oldest = waiting.min(by: { $0.value.since < $1.value.since })?.key {
             waiting[oldest] = nil
         }
-        waiting[key] = (request, now)
+        waiting[key] = (call, now)
     }
 
-    mutating func remove(_ key: Key) -> NotificationRequest? {
-        waiting.removeValue(forKey: key)?.request
+    mutating func remove(_ key: Key) -> Call? {
+        waiting.removeValue(forKey: key)?.call
     }
 
     mutating func expire(before time: Double) {
