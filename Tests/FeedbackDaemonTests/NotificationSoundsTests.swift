@@ -37,7 +37,7 @@ enum NotificationTools {
     /// gives `argv[2]` (comma-separated); `Notify` answers a new id, or `replaces_id`. With
     /// `argv[3]` `feedback`, it calls `TriggerFeedback` on its own connection once it owns the
     /// name, as Phosh does for each notification, and prints `triggered`; with `refuse`, it
-    /// answers each `Notify` with an error 0.3 s after the call.
+    /// answers each `Notify` with an error when its standard input closes.
     static let server = """
         import sys
         from gi.repository import Gio, GLib
@@ -52,13 +52,20 @@ enum NotificationTools {
         </interface></node>'''
         name, capabilities = sys.argv[1], [c for c in sys.argv[2].split(',') if c]
         last = [0]
+        refused = []
+        def refuse(*args):
+            for invocation in refused:
+                invocation.return_dbus_error('org.example.Error.Refused', 'not shown')
+            return False
+        if len(sys.argv) > 3 and sys.argv[3] == 'refuse':
+            GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_HUP | GLib.IO_IN, refuse)
         def call(connection, sender, path, interface, method, parameters, invocation):
             if method == 'GetCapabilities':
                 invocation.return_value(GLib.Variant('(as)', (capabilities,)))
             elif method == 'GetServerInformation':
                 invocation.return_value(GLib.Variant('(ssss)', (name, 'tests', '1.0', '1.2')))
             elif method == 'Notify' and len(sys.argv) > 3 and sys.argv[3] == 'refuse':
-                GLib.timeout_add(300, lambda: invocation.return_dbus_error('org.example.Error.Refused', 'not shown'))
+                refused.append(invocation)
             elif method == 'Notify':
                 if parameters[1] == 0:
                     last[0] += 1
@@ -120,7 +127,8 @@ extension DaemonHarness {
 
     /// Starts `NotificationTools.server` named `name` with `capabilities`, and waits until it owns
     /// `org.freedesktop.Notifications`.
-    /// With `refusing`, it answers each `Notify` with an error 0.3 s after the call.
+    /// With `refusing`, it answers each `Notify` with an error when its standard input is closed
+    /// (`closeStdin`).
     func startNotificationServer(
         name: String, capabilities: [String], triggersFeedback: Bool = false, refusing: Bool = false
     ) throws -> ChildProcess {
@@ -128,7 +136,7 @@ extension DaemonHarness {
             DaemonTools.python,
             ["-u", "-c", NotificationTools.server, name, capabilities.joined(separator: ",")]
                 + (triggersFeedback ? ["feedback"] : refusing ? ["refuse"] : []),
-            environment: environment())
+            environment: environment(), holdStdin: refusing)
         try waitForNotificationServer(server)
         if triggersFeedback, server.waitForOutput(containing: "triggered", timeout: 10) == nil {
             throw TestFailure("the notification server did not call TriggerFeedback: \(server.errors)")
@@ -331,11 +339,15 @@ extension FeedbackDaemonTests {
         let server = try harness.startNotificationServer(name: "refusing", capabilities: ["body"], refusing: true)
         defer { _ = server }
         #expect(daemon.waitForLog(containing: "notification server refusing", timeout: 5), "\(daemon.errors)")
-        // A new notification chimes at its call; the server's error 0.3 s later stops the
-        // 3.25 s sound.
+        // A new notification chimes at its call, before the server answered; the server's
+        // error, sent once the sound is heard, stops the 3.25 s sound.
         let start = recorder.frameCount
-        #expect(harness.notify("-a", "refused", "-h", "string:sound-name:phone-incoming-call").status != 0)
+        let sender = try ChildProcess(
+            NotificationTools.notifySend, ["-a", "refused", "-h", "string:sound-name:phone-incoming-call", "A notification"],
+            environment: harness.environment())
         let onset = try #require(recorder.firstSound(after: start, timeout: 3), "\(daemon.errors)")
+        server.closeStdin()
+        #expect(sender.wait(timeout: 5) != 0, "notify-send was answered with its notification's id")
         #expect(daemon.waitForLog(containing: "a notification from 'refused' was refused by the server (org.example.Error.Refused): its sound was stopped", timeout: 3), "\(daemon.errors)")
         usleep(1_500_000)
         let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
