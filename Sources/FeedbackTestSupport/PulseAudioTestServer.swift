@@ -180,10 +180,64 @@ package final class PulseAudioTestServer: SoundTestServer, @unchecked Sendable {
 package final class MonitorRecorder: @unchecked Sendable {
     // Locking rule: `state` is a Mutex; `pid`, `fd` and `thread` are set in init and read in stop.
     private struct State {
-        var samples: [Float] = []
+        /// The recording, interleaved stereo, in blocks of `Recording.blockFrames` frames.
+        var recording = Recording()
         /// (frame count after the chunk, monotonic arrival time)
         var arrivals: [(frames: Int, time: Double)] = []
         var finished = false
+    }
+
+    /// Samples kept in blocks of one second that, once allocated, are never moved: appending
+    /// copies only what came, under the lock. In one array, each growth copied the whole
+    /// recording under it, and a recording of a main-suite run reaches millions of frames: 6.4
+    /// million frames in, an append held the lock 40-51 ms, the reader took in nothing meanwhile,
+    /// and every chunk of the next 50 ms came stamped late, which `arrivalTime` cannot correct
+    /// (it bounds a frame by the chunks of the 50 ms after it).
+    struct Recording {
+        static let blockFrames = 48_000
+        private var blocks: [[Float]] = []
+        /// Frames recorded.
+        private(set) var frames = 0
+
+        /// Appends interleaved stereo samples (whole frames); returns the bytes newly reserved.
+        mutating func append(_ samples: UnsafeBufferPointer<Float>) -> Int {
+            var reserved = 0
+            var taken = 0
+            while taken < samples.count {
+                if blocks.isEmpty || blocks[blocks.count - 1].count == Self.blockFrames * 2 {
+                    var block: [Float] = []
+                    block.reserveCapacity(Self.blockFrames * 2)
+                    reserved += block.capacity * MemoryLayout<Float>.size
+                    blocks.append(block)
+                }
+                let room = Self.blockFrames * 2 - blocks[blocks.count - 1].count
+                let count = min(room, samples.count - taken)
+                blocks[blocks.count - 1].append(contentsOf: samples[taken..<(taken + count)])
+                taken += count
+            }
+            frames += samples.count / 2
+            return reserved
+        }
+
+        /// Channel `channel` (0 left, 1 right) of frame `frame` (< `frames`).
+        func sample(_ frame: Int, _ channel: Int) -> Float {
+            blocks[frame / Self.blockFrames][frame % Self.blockFrames * 2 + channel]
+        }
+
+        /// Interleaved samples of frames `start..<frames`.
+        func interleaved(from start: Int) -> [Float] {
+            var result: [Float] = []
+            guard start < frames else { return result }
+            result.reserveCapacity((frames - start) * 2)
+            var frame = start
+            while frame < frames {
+                let block = blocks[frame / Self.blockFrames]
+                let offset = frame % Self.blockFrames * 2
+                result += block[offset...]
+                frame += (block.count - offset) / 2
+            }
+            return result
+        }
     }
 
     private let state = Lock(State())
@@ -240,10 +294,9 @@ package final class MonitorRecorder: @unchecked Sendable {
             }
             pending.removeFirst(whole)
             state.withLock { state in
-                let capacity = state.samples.capacity
-                state.samples += floats
-                state.arrivals.append((state.samples.count / 2, arrival))
-                Self.reserved.add((state.samples.capacity - capacity) * MemoryLayout<Float>.size, ordering: .relaxed)
+                let reserved = floats.withUnsafeBufferPointer { state.recording.append($0) }
+                state.arrivals.append((state.recording.frames, arrival))
+                Self.reserved.add(reserved, ordering: .relaxed)
             }
         }
         state.withLock { $0.finished = true }
@@ -260,11 +313,11 @@ package final class MonitorRecorder: @unchecked Sendable {
     }
 
     /// Frames recorded so far.
-    package var frameCount: Int { state.withLock { $0.samples.count / 2 } }
+    package var frameCount: Int { state.withLock { $0.recording.frames } }
 
     /// Interleaved stereo samples from frame `start` to the end of the recording so far.
     package func samples(from start: Int) -> [Float] {
-        state.withLock { Array($0.samples[(start * 2)...]) }
+        state.withLock { $0.recording.interleaved(from: start) }
     }
 
     /// Left or right channel from frame `start`.
@@ -329,10 +382,10 @@ package final class MonitorRecorder: @unchecked Sendable {
         var checked = start
         while MonotonicClock.now < deadline {
             let found = state.withLock { state -> Int? in
-                let end = state.samples.count / 2
+                let end = state.recording.frames
                 defer { checked = end }
                 for frame in checked..<max(checked, end)
-                where abs(state.samples[2 * frame]) > threshold || abs(state.samples[2 * frame + 1]) > threshold {
+                where abs(state.recording.sample(frame, 0)) > threshold || abs(state.recording.sample(frame, 1)) > threshold {
                     return frame
                 }
                 return nil
@@ -349,9 +402,9 @@ package final class MonitorRecorder: @unchecked Sendable {
     package func heard(after start: Int) -> String {
         let now = MonotonicClock.now
         return state.withLock { state in
-            let frames = state.samples.count / 2
+            let frames = state.recording.frames
             let from = min(max(start, 0), frames) * 2
-            let peak = state.samples[from...].reduce(Float(0)) { max($0, abs($1)) }
+            let peak = state.recording.interleaved(from: from / 2).reduce(Float(0)) { max($0, abs($1)) }
             let last = state.arrivals.last.map { "\(Int((now - $0.time) * 1_000)) ms ago" } ?? "never"
             return "the recorder has \(frames - from / 2) frames after frame \(start) (peak \(peak)), "
                 + "\(frames) in all; its last chunk came \(last)\(state.finished ? "; parec has ended" : "")"
@@ -367,7 +420,7 @@ package final class MonitorRecorder: @unchecked Sendable {
     /// once the recording has ended (nothing more will come).
     private func waitUntil(recorded frames: Int, timeout: Double) {
         let deadline = MonotonicClock.now + timeout
-        while state.withLock({ $0.samples.count / 2 < frames && !$0.finished }) && MonotonicClock.now < deadline {
+        while state.withLock({ $0.recording.frames < frames && !$0.finished }) && MonotonicClock.now < deadline {
             usleep(1_000)
         }
     }
