@@ -56,6 +56,7 @@ enum NotificationTools {
         def refuse(*args):
             for invocation in refused:
                 invocation.return_dbus_error('org.example.Error.Refused', 'not shown')
+            refused.append(None)
             return False
         if len(sys.argv) > 3 and sys.argv[3] == 'refuse':
             GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_HUP | GLib.IO_IN, refuse)
@@ -65,7 +66,10 @@ enum NotificationTools {
             elif method == 'GetServerInformation':
                 invocation.return_value(GLib.Variant('(ssss)', (name, 'tests', '1.0', '1.2')))
             elif method == 'Notify' and len(sys.argv) > 3 and sys.argv[3] == 'refuse':
-                refused.append(invocation)
+                if None in refused:
+                    invocation.return_dbus_error('org.example.Error.Refused', 'not shown')
+                else:
+                    refused.append(invocation)
             elif method == 'Notify':
                 if parameters[1] == 0:
                     last[0] += 1
@@ -128,7 +132,7 @@ extension DaemonHarness {
     /// Starts `NotificationTools.server` named `name` with `capabilities`, and waits until it owns
     /// `org.freedesktop.Notifications`.
     /// With `refusing`, it answers each `Notify` with an error when its standard input is closed
-    /// (`closeStdin`).
+    /// (`closeStdin`), and each one after at once.
     func startNotificationServer(
         name: String, capabilities: [String], triggersFeedback: Bool = false, refusing: Bool = false
     ) throws -> ChildProcess {
@@ -352,6 +356,19 @@ extension FeedbackDaemonTests {
         usleep(1_500_000)
         let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
         #expect(Double(last - onset) / 48_000 < 1.0, "sound for \(Double(last - onset) / 48_000) s of a refused notification")
+        // Refused at once: the error can come while the sound waits for its app's level, or as it
+        // starts. Either way it is stopped, and said.
+        let again = recorder.frameCount
+        let refusedAtOnce = try ChildProcess(
+            NotificationTools.notifySend,
+            ["-a", "refused-at-once", "-h", "string:sound-name:phone-incoming-call", "-h", "string:desktop-entry:org.example.RefusedAtOnce", "A notification"],
+            environment: harness.environment())
+        #expect(refusedAtOnce.wait(timeout: 5) != 0, "notify-send was answered with its notification's id")
+        #expect(daemon.waitForLog(containing: "a notification from 'org.example.RefusedAtOnce' was refused by the server (org.example.Error.Refused): its sound was stopped", timeout: 3), "\(daemon.errors)")
+        usleep(1_500_000)
+        if let onset = recorder.firstSound(after: again, timeout: 0), let last = recorder.lastSound(from: onset, before: recorder.frameCount) {
+            #expect(Double(last - onset) / 48_000 < 1.0, "sound for \(Double(last - onset) / 48_000) s of a notification refused at once")
+        }
     }
 
     @Test func aSandboxedAppsSoundFileIsNotOpenedAndItsSoundNamePlays() throws {

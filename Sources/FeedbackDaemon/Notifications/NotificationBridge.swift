@@ -215,6 +215,7 @@ final class NotificationBridge: Sendable {
             case .named(let name): .event(name)
             }
         let opened = fd
+        early?.decided()
         withAppLevel(request.app) { [self] appLevel in
             let level = FeedbackService.level(profile: service.manager.profile, app: appLevel, hint: nil, important: false)
             let why: String? =
@@ -223,6 +224,10 @@ final class NotificationBridge: Sendable {
                 : appLevel != .full && level == appLevel
                     ? "the app's own level is \(level.rawValue) (\(FeedbackdSettings.appSchema))"
                     : "the profile is \(level.rawValue)"
+            if early?.isRefused == true {
+                if let opened { close(opened) }
+                return
+            }
             if let why {
                 if let opened { close(opened) }
                 // On another thread than the budget's: said always, which a flood cannot reach
@@ -342,19 +347,37 @@ final class NotificationBridge: Sendable {
 /// The sound a new notification started at its `Notify` call, before the server answered: the
 /// server's refusal stops it, whether it came before or after the play started.
 private final class EarlySound: Sendable {
-    private let state = Mutex<(playback: FeedbackPlayback?, refused: Bool)>((nil, false))
+    private struct State {
+        var decided = false
+        var playback: FeedbackPlayback?
+        var refused = false
+    }
+    private let state = Mutex(State())
+
+    /// The rules gave the notification a sound: it plays once its app's level is known (at once,
+    /// or after a read of the app's setting).
+    func decided() {
+        state.withLock { $0.decided = true }
+    }
+
+    /// Whether the server has refused the notification: a sound not started yet is not started.
+    var isRefused: Bool { state.withLock { $0.refused } }
 
     /// The play started for the notification.
     func started(_ playback: FeedbackPlayback) {
         if state.withLock({ $0.playback = playback; return $0.refused }) { playback.stop() }
     }
 
-    /// The server refused the notification: its play stops, now or when it starts.
-    /// - Returns: whether a play had started (and was stopped).
+    /// The server refused the notification: its play stops, now or, if it has not started yet
+    /// (its app's level still being read), as it starts.
+    /// - Returns: whether the notification had a sound (playing, or about to).
     func refuse() -> Bool {
-        guard let playback = state.withLock({ $0.refused = true; return $0.playback }) else { return false }
-        playback.stop()
-        return true
+        let (decided, playback) = state.withLock { state in
+            state.refused = true
+            return (state.decided, state.playback)
+        }
+        playback?.stop()
+        return decided
     }
 }
 
