@@ -65,6 +65,13 @@ package final class BusMessage {
         return value
     }
 
+    /// The next argument, a `b`.
+    package func readBoolean() throws(BusError) -> Bool {
+        var value: Int32 = 0
+        try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "b")), &value), "reading a boolean")
+        return value != 0
+    }
+
     /// For a `NameOwnerChanged` signal: the unique name (`:1.42`) that left the bus, if it says
     /// that one did (no new owner); nil for any other change.
     package func readDeparture() -> String? {
@@ -94,10 +101,7 @@ package final class BusMessage {
             try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "y")), &value), "reading a byte")
             return .uint32(UInt32(value))
         case "i": return .int32(try readInt32())
-        case "b":
-            var value: Int32 = 0
-            try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "b")), &value), "reading a boolean")
-            return .boolean(value != 0)
+        case "b": return .boolean(try readBoolean())
         case "d":
             var value = 0.0
             try check(sd_bus_message_read_basic(handle, CChar(UInt8(ascii: "d")), &value), "reading a double")

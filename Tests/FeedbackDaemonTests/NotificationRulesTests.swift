@@ -128,4 +128,28 @@ struct NotificationRulesTests {
             #expect(NotificationServer(owner: ":1.2", name: name).playsItself(settings, feedbackClient: false) != nil, "\(name)")
         }
     }
+
+    /// Paused, dunst holds every notification back: none chimes. In do not disturb (or
+    /// inhibited) swaync still shows a critical one: that one chimes. Out of it, all do.
+    @Test func aServersDoNotDisturbQuietsWhatItHides() {
+        var dunst = NotificationServer(owner: ":1.1", name: "dunst")
+        var swaync = NotificationServer(owner: ":1.2", name: "SwayNotificationCenter")
+        for urgency: UInt32? in [nil, 0, 1, 2] {
+            #expect(dunst.doNotDisturbReason(urgency: urgency) == nil)
+            #expect(swaync.doNotDisturbReason(urgency: urgency) == nil)
+        }
+        dunst.doNotDisturb = true
+        swaync.doNotDisturb = true
+        for urgency: UInt32? in [nil, 0, 1, 2] {
+            #expect(dunst.doNotDisturbReason(urgency: urgency) == "dunst is paused (do not disturb)")
+        }
+        for urgency: UInt32? in [nil, 0, 1] {
+            #expect(swaync.doNotDisturbReason(urgency: urgency) == "swaync's do not disturb is on")
+        }
+        #expect(swaync.doNotDisturbReason(urgency: 2) == nil)
+        swaync.doNotDisturb = false
+        swaync.inhibited = true
+        #expect(swaync.doNotDisturbReason(urgency: 1) == "swaync is inhibited (an app holds notifications back)")
+        #expect(swaync.doNotDisturbReason(urgency: 2) == nil)
+    }
 }

@@ -37,7 +37,13 @@ enum NotificationTools {
     /// gives `argv[2]` (comma-separated); `Notify` answers a new id, or `replaces_id`. With
     /// `argv[3]` `feedback`, it calls `TriggerFeedback` on its own connection once it owns the
     /// name, as Phosh does for each notification, and prints `triggered`; with `refuse`, it
-    /// answers each `Notify` with an error when its standard input closes.
+    /// answers each `Notify` with an error when its standard input closes, and each one after at
+    /// once; with `refuse-now`, each at once. With `swaync` or
+    /// `swaync-dnd` (in do not disturb from the start), it also speaks swaync's control-center
+    /// interface as swaync 0.8 and since do, on the same connection: `GetDnd`, `SetDnd`,
+    /// `IsInhibited`, `AddInhibitor`, and at each change the signals `Subscribe` (0.7's) and
+    /// `SubscribeV2`. No Debian build of swaync runs headless: it needs a Wayland compositor
+    /// with layer-shell.
     static let server = """
         import sys
         from gi.repository import Gio, GLib
@@ -50,7 +56,17 @@ enum NotificationTools {
         <method name="GetServerInformation"><arg type="s" direction="out"/><arg type="s" direction="out"/>
         <arg type="s" direction="out"/><arg type="s" direction="out"/></method>
         </interface></node>'''
+        cc_xml = '''<node><interface name="org.erikreider.swaync.cc">
+        <method name="GetDnd"><arg type="b" direction="out"/></method>
+        <method name="SetDnd"><arg type="b" direction="in"/></method>
+        <method name="IsInhibited"><arg type="b" direction="out"/></method>
+        <method name="AddInhibitor"><arg type="s" direction="in"/><arg type="b" direction="out"/></method>
+        <signal name="Subscribe"><arg type="u"/><arg type="b"/><arg type="b"/></signal>
+        <signal name="SubscribeV2"><arg type="u"/><arg type="b"/><arg type="b"/><arg type="b"/></signal>
+        </interface></node>'''
         name, capabilities = sys.argv[1], [c for c in sys.argv[2].split(',') if c]
+        mode = sys.argv[3] if len(sys.argv) > 3 else ''
+        cc = {'dnd': mode == 'swaync-dnd', 'inhibitors': set()}
         last = [0]
         refused = []
         def refuse(*args):
@@ -58,14 +74,16 @@ enum NotificationTools {
                 invocation.return_dbus_error('org.example.Error.Refused', 'not shown')
             refused.append(None)
             return False
-        if len(sys.argv) > 3 and sys.argv[3] == 'refuse':
+        if mode == 'refuse-now':
+            refused.append(None)
+        if mode == 'refuse':
             GLib.io_add_watch(sys.stdin.fileno(), GLib.IO_HUP | GLib.IO_IN, refuse)
         def call(connection, sender, path, interface, method, parameters, invocation):
             if method == 'GetCapabilities':
                 invocation.return_value(GLib.Variant('(as)', (capabilities,)))
             elif method == 'GetServerInformation':
                 invocation.return_value(GLib.Variant('(ssss)', (name, 'tests', '1.0', '1.2')))
-            elif method == 'Notify' and len(sys.argv) > 3 and sys.argv[3] == 'refuse':
+            elif method == 'Notify' and mode in ('refuse', 'refuse-now'):
                 if None in refused:
                     invocation.return_dbus_error('org.example.Error.Refused', 'not shown')
                 else:
@@ -78,6 +96,27 @@ enum NotificationTools {
                 invocation.return_value(None)
         bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
         bus.register_object('/org/freedesktop/Notifications', Gio.DBusNodeInfo.new_for_xml(xml).interfaces[0], call, None, None)
+        def cc_call(connection, sender, path, interface, method, parameters, invocation):
+            if method == 'GetDnd':
+                invocation.return_value(GLib.Variant('(b)', (cc['dnd'],)))
+                return
+            if method == 'IsInhibited':
+                invocation.return_value(GLib.Variant('(b)', (len(cc['inhibitors']) > 0,)))
+                return
+            if method == 'SetDnd':
+                cc['dnd'] = parameters[0]
+                invocation.return_value(None)
+            elif method == 'AddInhibitor':
+                cc['inhibitors'].add(parameters[0])
+                invocation.return_value(GLib.Variant('(b)', (True,)))
+            inhibited = len(cc['inhibitors']) > 0
+            bus.emit_signal(None, '/org/erikreider/swaync/cc', 'org.erikreider.swaync.cc', 'SubscribeV2',
+                GLib.Variant('(ubbb)', (0, cc['dnd'], False, inhibited)))
+            bus.emit_signal(None, '/org/erikreider/swaync/cc', 'org.erikreider.swaync.cc', 'Subscribe',
+                GLib.Variant('(ubb)', (0, cc['dnd'], False)))
+        if mode.startswith('swaync'):
+            bus.register_object('/org/erikreider/swaync/cc', Gio.DBusNodeInfo.new_for_xml(cc_xml).interfaces[0], cc_call, None, None)
+            Gio.bus_own_name_on_connection(bus, 'org.erikreider.swaync.cc', Gio.BusNameOwnerFlags.NONE, None, None)
         def owned(*args):
             if len(sys.argv) > 3 and sys.argv[3] == 'feedback':
                 bus.call_sync('org.sigxcpu.Feedback', '/org/sigxcpu/Feedback', 'org.sigxcpu.Feedback', 'TriggerFeedback',
@@ -132,14 +171,15 @@ extension DaemonHarness {
     /// Starts `NotificationTools.server` named `name` with `capabilities`, and waits until it owns
     /// `org.freedesktop.Notifications`.
     /// With `refusing`, it answers each `Notify` with an error when its standard input is closed
-    /// (`closeStdin`), and each one after at once.
+    /// (`closeStdin`), and each one after at once. `mode` is one of `NotificationTools.server`'s
+    /// (`swaync`, `swaync-dnd`).
     func startNotificationServer(
-        name: String, capabilities: [String], triggersFeedback: Bool = false, refusing: Bool = false
+        name: String, capabilities: [String], triggersFeedback: Bool = false, refusing: Bool = false, mode: String? = nil
     ) throws -> ChildProcess {
         let server = try ChildProcess(
             DaemonTools.python,
             ["-u", "-c", NotificationTools.server, name, capabilities.joined(separator: ",")]
-                + (triggersFeedback ? ["feedback"] : refusing ? ["refuse"] : []),
+                + (triggersFeedback ? ["feedback"] : refusing ? ["refuse"] : mode.map { [$0] } ?? []),
             environment: environment(), holdStdin: refusing)
         try waitForNotificationServer(server)
         if triggersFeedback, server.waitForOutput(containing: "triggered", timeout: 10) == nil {
@@ -308,6 +348,45 @@ extension FeedbackDaemonTests {
         server = try harness.startNotificationServer(name: "phosh-like", capabilities: ["body"], triggersFeedback: true)
         harness.notify("-a", "five", "-h", "string:sound-name:message-new-instant")
         #expect(daemon.waitForLog(containing: "from 'five' plays no sound: the notification server plays its sounds: it gives notifications their feedback through org.sigxcpu.Feedback", timeout: 3), "\(daemon.errors)")
+    }
+
+    /// swaync's do not disturb (and its inhibitors, 0.8 and since), read when the service first
+    /// sees the server and followed through its signals, keeps notification sounds quiet as it
+    /// keeps their popups hidden; a critical notification, which swaync shows through it, chimes.
+    @Test func swayncsDoNotDisturbKeepsItQuietButForCriticalNotifications() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let daemon = try harness.startDaemon()
+        let server = try harness.startNotificationServer(name: "SwayNotificationCenter", capabilities: ["body", "actions"], mode: "swaync-dnd")
+        defer { _ = server }
+        #expect(daemon.waitForLog(containing: "notification server SwayNotificationCenter", timeout: 5), "\(daemon.errors)")
+        // In do not disturb already when the service first sees it (asked with GetDnd).
+        var start = recorder.frameCount
+        harness.notify("-a", "one", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'one' plays no sound: swaync's do not disturb is on", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.3))
+        start = recorder.frameCount
+        harness.notify("-a", "two", "-u", "critical", "-h", "string:sound-name:message-new-instant")
+        #expect(heardSomething(after: start, within: 3), "a critical notification: \(daemon.errors)")
+        usleep(1_500_000)
+        // Turned off as `swaync-client --dnd-off` does, and followed through its signals.
+        func cc(_ method: String, _ argument: String) {
+            let called = harness.gdbus(
+                "call", "--session", "--dest", "org.erikreider.swaync.cc", "--object-path", "/org/erikreider/swaync/cc",
+                "--method", "org.erikreider.swaync.cc.\(method)", argument)
+            #expect(called.status == 0, "\(method): \(called.errors)")
+            usleep(800_000)
+        }
+        cc("SetDnd", "false")
+        start = recorder.frameCount
+        harness.notify("-a", "three", "-h", "string:sound-name:message-new-instant")
+        #expect(heardSomething(after: start, within: 3), "do not disturb off: \(daemon.errors)")
+        usleep(1_500_000)
+        // Inhibited (an app holding notifications back, `swaync-client --inhibitor-add`).
+        cc("AddInhibitor", "'a-test'")
+        start = recorder.frameCount
+        harness.notify("-a", "four", "-h", "string:sound-name:message-new-instant")
+        #expect(daemon.waitForLog(containing: "from 'four' plays no sound: swaync is inhibited (an app holds notifications back)", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.3))
     }
 
     @Test func aFloodFromOneAppChimesOnceWithNoGrowth() throws {

@@ -22,7 +22,8 @@ import Synchronization
 /// (`NotificationSoundSettings`). The log says, at each owner change, who plays.
 ///
 /// **What plays**, and what it obeys: `NotificationRules` (suppress-sound, sound-file, sound-name,
-/// updates, on-screen displays, bursts), then dunst's `paused` (do not disturb), the profile, the
+/// updates, on-screen displays, bursts), then the server's do-not-disturb (dunst's `paused`;
+/// swaync's do-not-disturb or inhibition, which a critical notification passes), the profile, the
 /// app's level (feedbackd's per-app setting, keyed on `desktop-entry`) and the desktop's
 /// `event-sounds` switch. A `sound-file` must be an absolute path to a regular file of at most
 /// `FeedbackService.maximumSoundFileSize` bytes, not a symbolic link; from a sandboxed sender
@@ -58,11 +59,19 @@ final class NotificationBridge: Sendable {
         "type='method_return',sender='\(notificationsName)'",
         "type='error',sender='\(notificationsName)'",
         "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(notificationsName)'",
-        // dunst's `paused` (do not disturb), followed rather than asked at each notification.
+        // dunst's `paused` and swaync's do-not-disturb, followed rather than asked at each
+        // notification. (swaync owns its name on the connection that owns the notifications
+        // name, so its signals match that name as sender.)
         "type='signal',sender='\(notificationsName)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='\(notificationsPath)',arg0='\(dunstInterface)'",
+        "type='signal',sender='\(notificationsName)',interface='\(swayncInterface)',path='\(swayncPath)'",
     ]
     /// dunst's own interface, whose `paused` property is its do-not-disturb.
     static let dunstInterface = "org.dunstproject.cmd0"
+    /// swaync's control-center interface and object: `GetDnd`, `IsInhibited` (0.8 and since), and
+    /// the signals `Subscribe(u count, b dnd, b cc_open)` and `SubscribeV2(u count, b dnd, b
+    /// cc_open, b inhibited)` at each change.
+    static let swayncInterface = "org.erikreider.swaync.cc"
+    static let swayncPath = "/org/erikreider/swaync/cc"
 
     /// A bridge on the bus at `address` for `service`; `start` starts it.
     init(service: FeedbackService, address: String, log: @escaping @Sendable (String) -> Void) throws(Errno) {
@@ -143,7 +152,19 @@ final class NotificationBridge: Sendable {
             guard seen.sender == server.owner, (try? seen.message.readString()) == Self.dunstInterface,
                 case .boolean(let paused)? = (try? seen.message.readVariantDictionary(limit: 64))?["paused"]
             else { return }
-            current.withLock { $0.server.paused = paused }
+            current.withLock { $0.server.doNotDisturb = paused }
+        case .signal where seen.interface == Self.swayncInterface && (seen.member == "Subscribe" || seen.member == "SubscribeV2"):
+            // (u count, b dnd, b cc_open), and in SubscribeV2 then (b inhibited).
+            guard seen.sender == server.owner, (try? seen.message.readUInt32()) != nil, let dnd = try? seen.message.readBoolean()
+            else { return }
+            var inhibited: Bool?
+            if seen.member == "SubscribeV2", (try? seen.message.readBoolean()) != nil {
+                inhibited = try? seen.message.readBoolean()
+            }
+            current.withLock { current in
+                current.server.doNotDisturb = dnd
+                if let inhibited { current.server.inhibited = inhibited }
+            }
         case .methodCall where seen.member == "Notify" && seen.interface == Self.notificationsName:
             do {
                 let request = try NotificationRequest(notify: seen.message)
@@ -198,7 +219,7 @@ final class NotificationBridge: Sendable {
         case .failure(let why): return quiet(why.reason)
         case .success(let chosen): sound = chosen
         }
-        if server.paused { return quiet("dunst is paused (do not disturb)") }
+        if let reason = server.doNotDisturbReason(urgency: request.urgency) { return quiet(reason) }
         var fd: Int32?
         if case .file(let path) = sound {
             switch openSoundFile(path, sender: sender, client: client) {
@@ -304,11 +325,20 @@ final class NotificationBridge: Sendable {
             server.name = String(try information.readString().prefix(128))
             server.vendor = String(try information.readString().prefix(128))
             server.version = String(try information.readString().prefix(128))
-            if server.name.lowercased() == "dunst",
+            if server.isDunst,
                 case .boolean(let paused) = try client.property(
                     owner, path: Self.notificationsPath, interface: Self.dunstInterface, name: "paused")
             {
-                server.paused = paused
+                server.doNotDisturb = paused
+            }
+            if server.isSwaync {
+                let dnd = try client.call(owner, path: Self.swayncPath, interface: Self.swayncInterface, member: "GetDnd", timeout: Self.probeTimeout)
+                    .readBoolean()
+                // 0.7 has no inhibitors: its answer is an error, and nothing is inhibited.
+                server.inhibited =
+                    (try? client.call(owner, path: Self.swayncPath, interface: Self.swayncInterface, member: "IsInhibited", timeout: Self.probeTimeout)
+                        .readBoolean()) ?? false
+                server.doNotDisturb = dnd
             }
         } catch {
             server.problem = error.message
@@ -328,7 +358,7 @@ final class NotificationBridge: Sendable {
         guard !server.owner.isEmpty else { return "no notification server runs (nobody owns \(Self.notificationsName))" }
         let who =
             server.problem.map { "a notification server at \(server.owner) that does not say what it is (\($0))" }
-            ?? "notification server \(server.name) \(server.version) (\(server.vendor)) at \(server.owner), capabilities [\(server.capabilities.joined(separator: ", "))]"
+            ?? "notification server \(server.name) \(server.version) (\(server.vendor)) at \(server.owner), capabilities [\(server.capabilities.joined(separator: ", "))]\(server.doNotDisturb || server.inhibited ? ", in do not disturb" : "")"
         let verdict: String
         switch settings.mode {
         case .off: verdict = "notification sounds are off (\(NotificationSoundSettings.modeKey)=off)"

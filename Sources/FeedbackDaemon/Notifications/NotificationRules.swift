@@ -130,8 +130,32 @@ package struct NotificationServer: Sendable, Equatable {
     package var capabilities: [String] = []
     /// Why it could not be asked, if it could not.
     package var problem: String?
-    /// dunst's do-not-disturb (`org.dunstproject.cmd0.paused`), as last read or announced.
-    package var paused = false
+    /// Its do-not-disturb, as last read or announced: dunst's `paused` (`org.dunstproject.cmd0`),
+    /// swaync's do not disturb (`org.erikreider.swaync.cc`: `GetDnd`, the `Subscribe` and
+    /// `SubscribeV2` signals).
+    package var doNotDisturb = false
+    /// swaync's inhibition (0.8 and since: an app holds notifications back; `IsInhibited`,
+    /// `SubscribeV2`).
+    package var inhibited = false
+
+    /// `GetServerInformation`'s name of swaync (SwayNotificationCenter), in 0.7 and since.
+    package static let swayncName = "SwayNotificationCenter"
+    /// Whether it is dunst, whose `paused` is read and followed.
+    package var isDunst: Bool { name.lowercased() == "dunst" }
+    /// Whether it is swaync, whose do-not-disturb is read and followed.
+    package var isSwaync: Bool { name == Self.swayncName }
+
+    /// Why its do-not-disturb keeps a notification of `urgency` (0 low, 1 normal, 2 critical)
+    /// quiet; nil when it does not. Paused, dunst holds every notification back; swaync, in do
+    /// not disturb or inhibited, still shows a critical one, which then chimes as it would.
+    package func doNotDisturbReason(urgency: UInt32?) -> String? {
+        guard doNotDisturb || inhibited else { return nil }
+        if isSwaync {
+            guard urgency != 2 else { return nil }
+            return doNotDisturb ? "swaync's do not disturb is on" : "swaync is inhibited (an app holds notifications back)"
+        }
+        return "\(isDunst ? "dunst" : name) is paused (do not disturb)"
+    }
 
     /// Servers that play a notification's sound themselves, by `GetServerInformation` name
     /// (lower case): GNOME Shell; KDE Plasma, whether or not its version advertises `sound`.
