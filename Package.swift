@@ -87,7 +87,7 @@ let package = Package(
         // feedbackservicesd is its main.
         .target(
             name: "FeedbackDaemon",
-            dependencies: ["FeedbackServices", "FeedbackBus"],
+            dependencies: ["FeedbackServices", "FeedbackBus", "COptionalLibraries"],
             swiftSettings: strict),
         // Linked like feedbackctl, so that the installed service does not depend on the toolchain's place.
         .executableTarget(

@@ -21,7 +21,7 @@
 
 FBS_HIDDEN extern fbs_library *const fbs_library_canberra, *const fbs_library_evdev, *const fbs_library_ebur128,
     *const fbs_library_soxr, *const fbs_library_alsa, *const fbs_library_pulse, *const fbs_library_sndfile,
-    *const fbs_library_systemd, *const fbs_library_pipewire;
+    *const fbs_library_systemd, *const fbs_library_pipewire, *const fbs_library_dconf;
 
 void fbs_library_open(fbs_library *library) {
     // RTLD_LOCAL: the library's symbols do not join the global scope, which every later lookup
@@ -58,7 +58,7 @@ const char *fbs_optional_library_error(fbs_optional_library which) {
         [FBS_LIBRARY_EBUR128] = fbs_library_ebur128,   [FBS_LIBRARY_SOXR] = fbs_library_soxr,
         [FBS_LIBRARY_ALSA] = fbs_library_alsa,         [FBS_LIBRARY_PULSE] = fbs_library_pulse,
         [FBS_LIBRARY_SNDFILE] = fbs_library_sndfile,   [FBS_LIBRARY_SYSTEMD] = fbs_library_systemd,
-        [FBS_LIBRARY_PIPEWIRE] = fbs_library_pipewire,
+        [FBS_LIBRARY_PIPEWIRE] = fbs_library_pipewire, [FBS_LIBRARY_DCONF] = fbs_library_dconf,
     };
     fbs_library *library = libraries[which];
     pthread_once(&library->once, library->open);

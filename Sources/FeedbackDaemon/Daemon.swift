@@ -76,7 +76,12 @@ package enum Daemon {
             themeResolver: soundThemeResolver(desktop: desktop, environment: environment),
             // Threads and the bus loop, never a Dispatch worker: idle, the daemon makes no wake-ups.
             scheduling: .threads(loop: connection.delivery))
-        let appLevels = AppLevels { munged in FeedbackdSettings.appLevel(munged: munged, environment: environment) }
+        let appLevels: AppLevels
+        if let dconf = DconfAppLevels(environment: environment, log: log) {
+            appLevels = AppLevels(read: dconf.levelRead, readNow: dconf.levelNow)
+        } else {
+            appLevels = AppLevels { munged in FeedbackdSettings.appLevel(munged: munged, environment: environment) }
+        }
         let service = FeedbackService(
             manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), appLevels: appLevels,
             log: log)

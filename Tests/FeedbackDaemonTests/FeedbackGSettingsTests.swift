@@ -135,6 +135,16 @@ extension FeedbackDaemonTests {
         #expect(!heard(harness, app: "org.example.QuietApp", "message-new-instant"), "\(daemon.errors)")
         #expect(daemon.waitForLog(containing: "the app's own level", timeout: 2), "\(daemon.errors)")
         #expect(heard(harness, app: "org.example.LoudApp", "message-new-instant"), "\(daemon.errors)")
+        // The first app with no setting, read with gsettings, showed the schema installed and its
+        // default: from then on levels are read from dconf in the service's process.
+        #expect(
+            daemon.waitForLog(
+                containing: "per-app levels are read from dconf in this process (libdconf) from now on; an app with no setting is full",
+                timeout: 2), "\(daemon.errors)")
+        let otherQuiet = "org.sigxcpu.feedbackd.application:/org/sigxcpu/feedbackd/application/org-example-otherquietapp/"
+        #expect(gsettings(harness, settings, "set", otherQuiet, "profile", "silent").status == 0)
+        #expect(!heard(harness, app: "org.example.OtherQuietApp", "message-new-instant"), "\(daemon.errors)")
+        #expect(heard(harness, app: "org.example.OtherLoudApp", "message-new-instant"), "\(daemon.errors)")
         // Changed while the service runs: the next feedback obeys.
         #expect(gsettings(harness, settings, "set", clocks, "profile", "full").status == 0)
         #expect(eventually(2) { heard(harness, app: "org.example.QuietApp", "message-new-instant") }, "\(daemon.errors)")

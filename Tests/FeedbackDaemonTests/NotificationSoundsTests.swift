@@ -419,9 +419,26 @@ extension FeedbackDaemonTests {
     @Test func aNotificationTheServerRefusesIsCutShort() throws {
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon()
+        // Refused at once, while the sound waits for its app's level (the service's first is read
+        // with gsettings, a process): it never starts, and that is said.
+        let refusingNow = try harness.startNotificationServer(name: "refusing-now", capabilities: ["body"], mode: "refuse-now")
+        #expect(daemon.waitForLog(containing: "notification server refusing-now", timeout: 5), "\(daemon.errors)")
+        let first = recorder.frameCount
+        let refusedAtOnce = try ChildProcess(
+            NotificationTools.notifySend,
+            ["-a", "refused-at-once", "-h", "string:sound-name:phone-incoming-call", "-h", "string:desktop-entry:org.example.RefusedAtOnce", "A notification"],
+            environment: harness.environment())
+        #expect(refusedAtOnce.wait(timeout: 5) != 0, "notify-send was answered with its notification's id")
+        #expect(daemon.waitForLog(containing: "a notification from 'org.example.RefusedAtOnce' was refused by the server (org.example.Error.Refused): its sound was stopped", timeout: 3), "\(daemon.errors)")
+        usleep(1_500_000)
+        if let onset = recorder.firstSound(after: first, timeout: 0), let last = recorder.lastSound(from: onset, before: recorder.frameCount) {
+            #expect(Double(last - onset) / 48_000 < 1.0, "sound for \(Double(last - onset) / 48_000) s of a notification refused at once")
+        }
+        refusingNow.signal(SIGTERM)
+        _ = refusingNow.wait()
         let server = try harness.startNotificationServer(name: "refusing", capabilities: ["body"], refusing: true)
         defer { _ = server }
-        #expect(daemon.waitForLog(containing: "notification server refusing", timeout: 5), "\(daemon.errors)")
+        #expect(daemon.waitForLog(containing: "notification server refusing ", timeout: 5), "\(daemon.errors)")
         // A new notification chimes at its call, before the server answered; the server's
         // error, sent once the sound is heard, stops the 3.25 s sound.
         let start = recorder.frameCount
@@ -435,19 +452,6 @@ extension FeedbackDaemonTests {
         usleep(1_500_000)
         let last = try #require(recorder.lastSound(from: onset, before: recorder.frameCount))
         #expect(Double(last - onset) / 48_000 < 1.0, "sound for \(Double(last - onset) / 48_000) s of a refused notification")
-        // Refused at once: the error can come while the sound waits for its app's level, or as it
-        // starts. Either way it is stopped, and said.
-        let again = recorder.frameCount
-        let refusedAtOnce = try ChildProcess(
-            NotificationTools.notifySend,
-            ["-a", "refused-at-once", "-h", "string:sound-name:phone-incoming-call", "-h", "string:desktop-entry:org.example.RefusedAtOnce", "A notification"],
-            environment: harness.environment())
-        #expect(refusedAtOnce.wait(timeout: 5) != 0, "notify-send was answered with its notification's id")
-        #expect(daemon.waitForLog(containing: "a notification from 'org.example.RefusedAtOnce' was refused by the server (org.example.Error.Refused): its sound was stopped", timeout: 3), "\(daemon.errors)")
-        usleep(1_500_000)
-        if let onset = recorder.firstSound(after: again, timeout: 0), let last = recorder.lastSound(from: onset, before: recorder.frameCount) {
-            #expect(Double(last - onset) / 48_000 < 1.0, "sound for \(Double(last - onset) / 48_000) s of a notification refused at once")
-        }
     }
 
     @Test func aSandboxedAppsSoundFileIsNotOpenedAndItsSoundNamePlays() throws {

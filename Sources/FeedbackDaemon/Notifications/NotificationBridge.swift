@@ -277,7 +277,7 @@ final class NotificationBridge: Sendable {
         guard let appLevels = service.appLevels, service.feedbackdSettings.installed, !app.isEmpty else {
             return body(.full)
         }
-        if let level = appLevels.level(of: app) { return body(level) }
+        if let level = appLevels.levelNow(of: app) { return body(level) }
         if !appLevels.whenRead(app, then: body) { body(.full) }
     }
 

@@ -286,7 +286,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             // Looked up only for an app id of a size `trigger` accepts: one of megabytes, refused
             // there, is not munged first (seconds of the bus thread, for a 4 MiB one in a debug
             // build under load: the bad-input flood test's call that timed out).
-            let knownLevel = appID.utf8.count <= RequestBounds.maximumNameLength ? appLevels?.level(of: appID) : nil
+            let knownLevel =
+                appID.utf8.count <= RequestBounds.maximumNameLength && state.withLock({ $0.feedbackd.installed })
+                ? appLevels?.levelNow(of: appID) : nil
             // An app whose per-app level is not known yet: its feedback waits for the level's read.
             if knownLevel == nil, let appLevels, !appID.isEmpty, !event.isEmpty,
                 appID.utf8.count <= RequestBounds.maximumNameLength, state.withLock({ $0.feedbackd.installed })

@@ -1,3 +1,4 @@
+internal import COptionalLibraries
 package import FeedbackServices
 import Glibc
 import Synchronization
@@ -108,16 +109,23 @@ package struct FeedbackdSettings: Sendable, Equatable {
     /// org.sigxcpu.feedbackd.application:/org/sigxcpu/feedbackd/application/<munged>/ profile`);
     /// full when it does not read.
     package static func appLevel(munged: String, environment: [String: String]) -> FeedbackProfile {
+        readAppLevel(munged: munged, environment: environment) ?? .full
+    }
+
+    /// `appLevel`, or nil when gsettings does not answer with a level (no per-app schema, a
+    /// failed process).
+    static func readAppLevel(munged: String, environment: [String: String]) -> FeedbackProfile? {
         let schema = "\(appSchema):\(appDirectory)\(munged)/"
         guard case .success(let output) = GSettingsTool.get(schema, key: "profile", environment: environment),
-            let name = GVariantText.string(output[...]), let level = FeedbackProfile(rawValue: name)
-        else { return .full }
-        return level
+            let name = GVariantText.string(output[...])
+        else { return nil }
+        return FeedbackProfile(rawValue: name) ?? .full
     }
 }
 
-/// The per-app levels, read with `gsettings` on a thread of their own when an app's first feedback
-/// asks for its level, and kept; a dconf change to an app's directory reads it again, SIGHUP
+/// The per-app levels, read when an app's first feedback asks for its level, and kept: at once
+/// from dconf where GSettings reads dconf (`DconfAppLevels`), else with `gsettings` on a thread of
+/// their own; a dconf change to an app's directory reads it again, SIGHUP
 /// forgets them all. Bounded: at most `maximumApps` levels are kept (the oldest go first) and at
 /// most `maximumWaiting` feedbacks wait for a read (more are refused by the caller, who takes a
 /// trigger's token before it waits: a client flooding made-up app ids is held to its budget).
@@ -131,6 +139,8 @@ package final class AppLevels: Sendable {
 
     /// Reads one app's level (its munged id): `FeedbackdSettings.appLevel` in the service.
     private let read: @Sendable (String) -> FeedbackProfile
+    /// Reads one app's level at once where that is cheap (`DconfAppLevels`), or says it cannot (nil).
+    private let readNow: (@Sendable (String) -> FeedbackProfile?)?
     private struct State {
         var levels: [String: FeedbackProfile] = [:]
         /// Munged ids in the order their levels were kept, oldest first.
@@ -143,14 +153,30 @@ package final class AppLevels: Sendable {
     }
     private let state = Lock(State())
 
-    /// Levels read with `read` (given a munged app id).
-    package init(read: @escaping @Sendable (String) -> FeedbackProfile) {
+    /// Levels read with `read` (given a munged app id) on the reading thread, or with `readNow`
+    /// at once where it can.
+    package init(
+        read: @escaping @Sendable (String) -> FeedbackProfile, readNow: (@Sendable (String) -> FeedbackProfile?)? = nil
+    ) {
         self.read = read
+        self.readNow = readNow
     }
 
-    /// The kept level of `appID`, if it was read.
-    package func level(of appID: String) -> FeedbackProfile? {
-        state.withLock { $0.levels[FeedbackdSettings.munge(appID)] }
+    private static func keep(_ level: FeedbackProfile, for app: String, in state: inout State) {
+        if state.levels.updateValue(level, forKey: app) == nil {
+            state.order.append(app)
+            if state.order.count > maximumApps { state.levels[state.order.removeFirst()] = nil }
+        }
+    }
+
+    /// The kept level of `appID`, else the level `readNow` reads at once, kept; nil when neither
+    /// has it (the level then takes `whenRead`).
+    package func levelNow(of appID: String) -> FeedbackProfile? {
+        let munged = FeedbackdSettings.munge(appID)
+        if let kept = state.withLock({ $0.levels[munged] }) { return kept }
+        guard let readNow, let level = readNow(munged) else { return nil }
+        state.withLock { Self.keep(level, for: munged, in: &$0) }
+        return level
     }
 
     /// Reads `appID`'s level and calls `then` with it on the reading thread; false, and nothing
@@ -206,10 +232,7 @@ package final class AppLevels: Sendable {
             }) {
                 let level = read(app)
                 let waiting = state.withLock { state -> [@Sendable (FeedbackProfile) -> Void] in
-                    if state.levels.updateValue(level, forKey: app) == nil {
-                        state.order.append(app)
-                        if state.order.count > Self.maximumApps { state.levels[state.order.removeFirst()] = nil }
-                    }
+                    Self.keep(level, for: app, in: &state)
                     let waiting = state.waiting.removeValue(forKey: app) ?? []
                     state.waitingCount -= waiting.count
                     return waiting
@@ -217,5 +240,95 @@ package final class AppLevels: Sendable {
                 for then in waiting { then(level) }
             }
         }
+    }
+}
+
+/// feedbackd's per-app levels read from dconf's databases in this process (libdconf, loaded on
+/// first use: `fbs_dconf_read_string`), in microseconds, where a `gsettings` process took about
+/// 10 ms at each app's first feedback or notification. Only where GSettings itself reads dconf
+/// (`GSETTINGS_BACKEND` unset or `dconf`, and the service's environment is this process's own for
+/// the variables libdconf reads: a service run in process by a test with another environment
+/// reads with gsettings), and only once a `gsettings` read has shown what dconf cannot: that the
+/// per-app schema is installed, and the level of an app with no setting (the schema's default,
+/// which a vendor's override may change). That read is of the first app with no setting, on
+/// `AppLevels`' thread, as every read was before.
+///
+/// Thread safety: the state is behind a Mutex; libdconf locks its own.
+package final class DconfAppLevels: Sendable {
+    /// The variables libdconf reads from the process's environment.
+    static let variables = ["HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "DCONF_PROFILE", "GSETTINGS_BACKEND"]
+
+    private let environment: [String: String]
+    private let log: @Sendable (String) -> Void
+    private struct State {
+        /// The level of an app with no setting, once learnt: until then every level takes a
+        /// gsettings read.
+        var defaultLevel: FeedbackProfile?
+        /// Whether the log said that libdconf cannot be used.
+        var saidUnavailable = false
+    }
+    private let state = Lock(State())
+
+    /// Nil where GSettings does not read dconf in this process's environment.
+    package init?(environment: [String: String], log: @escaping @Sendable (String) -> Void) {
+        if let backend = environment["GSETTINGS_BACKEND"], backend != "dconf" { return nil }
+        for name in Self.variables where environment[name] != getenv(name).map({ String(cString: $0) }) { return nil }
+        self.environment = environment
+        self.log = log
+    }
+
+    /// What dconf holds for `munged`'s level.
+    private enum Stored { case level(FeedbackProfile), unset, unavailable(String) }
+
+    private func stored(_ munged: String) -> Stored {
+        let key = "\(FeedbackdSettings.appDirectory)\(munged)/profile"
+        var buffer = [CChar](repeating: 0, count: 64)
+        switch fbs_dconf_read_string(key, &buffer, buffer.count) {
+        case 1:
+            // A value the schema does not allow: GSettings gives the default; feedbackd's is full.
+            let name = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            return .level(FeedbackProfile(rawValue: name) ?? .full)
+        case 0: return .unset
+        case -1: return .level(.full)
+        default:
+            return .unavailable(fbs_optional_library_error(FBS_LIBRARY_DCONF).map { String(cString: $0) } ?? "libdconf cannot be used")
+        }
+    }
+
+    /// `munged`'s level, read now; nil when it takes a gsettings read (`levelRead`): the default
+    /// is not learnt yet, or libdconf cannot be loaded.
+    package func levelNow(_ munged: String) -> FeedbackProfile? {
+        guard let defaultLevel = state.withLock({ $0.defaultLevel }) else { return nil }
+        switch stored(munged) {
+        case .level(let level): return level
+        case .unset: return defaultLevel
+        case .unavailable: return nil
+        }
+    }
+
+    /// `munged`'s level read with gsettings (on `AppLevels`' thread). An app that has no setting
+    /// in dconf before and after the read teaches the default, and from then on levels are read
+    /// from dconf.
+    package func levelRead(_ munged: String) -> FeedbackProfile {
+        let before = stored(munged)
+        let read = FeedbackdSettings.readAppLevel(munged: munged, environment: environment)
+        switch (before, read) {
+        case (.unset, let level?):
+            guard case .unset = stored(munged) else { break }
+            let learnt = state.withLock { state -> Bool in
+                defer { state.defaultLevel = level }
+                return state.defaultLevel == nil
+            }
+            if learnt { log("per-app levels are read from dconf in this process (libdconf) from now on; an app with no setting is \(level.rawValue)") }
+        case (.unavailable(let why), _):
+            let say = state.withLock { state -> Bool in
+                defer { state.saidUnavailable = true }
+                return !state.saidUnavailable
+            }
+            if say { log("per-app levels are read with gsettings, a process each: \(why)") }
+        default:
+            break
+        }
+        return read ?? .full
     }
 }
