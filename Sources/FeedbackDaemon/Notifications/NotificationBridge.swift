@@ -332,13 +332,15 @@ final class NotificationBridge: Sendable {
                 server.doNotDisturb = paused
             }
             if server.isSwaync {
-                let dnd = try client.call(owner, path: Self.swayncPath, interface: Self.swayncInterface, member: "GetDnd", timeout: Self.probeTimeout)
-                    .readBoolean()
-                // 0.7 has no inhibitors: its answer is an error, and nothing is inhibited.
-                server.inhibited =
-                    (try? client.call(owner, path: Self.swayncPath, interface: Self.swayncInterface, member: "IsInhibited", timeout: Self.probeTimeout)
+                // A server of that name without swaync's interface is still the server it said
+                // it is: not in do not disturb. 0.7 has no inhibitors: its answer to IsInhibited
+                // is an error, and nothing is inhibited.
+                func ask(_ member: String) -> Bool {
+                    (try? client.call(owner, path: Self.swayncPath, interface: Self.swayncInterface, member: member, timeout: Self.probeTimeout)
                         .readBoolean()) ?? false
-                server.doNotDisturb = dnd
+                }
+                server.doNotDisturb = ask("GetDnd")
+                server.inhibited = ask("IsInhibited")
             }
         } catch {
             server.problem = error.message
