@@ -12,6 +12,8 @@ import Glibc
 /// service (its bus monitor) running and without it.
 struct NotificationBenchmark {
     let notifications: Int
+    /// Only `Notify`'s round trip.
+    var roundTripOnly = false
 
     static let dunst = "/usr/bin/dunst"
     static let xvfb = "/usr/bin/Xvfb"
@@ -70,6 +72,7 @@ struct NotificationBenchmark {
             server.recorder.wait(seconds: 0.8)
             return arrival - begin
         }
+        if roundTripOnly { return roundTrip(daemon, environment: environment, client: client, notify: notify) }
         print("notification sound: Notify (stamped just before the call) to the first sample at the server (\(notifications) each, interleaved; \(sound.path))")
         for (label, idle) in [("stream open", 30.0), ("after the idle close", 0.3)] {
             let service: ChildProcess

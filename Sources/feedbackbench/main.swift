@@ -1,9 +1,10 @@
 // feedbackbench: the project's speed figures, each printed beside its reference in the same run.
 //
-// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|startup|command|daemon|daemon-fire|pipewire|pipewire-load|notifications]
+// Usage: feedbackbench [--iterations N] [--quick] [--only registration|volume|engine|start|startup|command|daemon|daemon-fire|pipewire|pipewire-load|notifications|notify-round-trip]
 // (daemon-fire: only the daemon section's `feedbackctl fire` through the service against paplay;
 // pipewire-load: only the pipewire section's tones under load; notifications, run only when
-// named: the notification bridge under dunst against dunst's script running paplay)
+// named: the notification bridge under dunst against dunst's script running paplay;
+// notify-round-trip: only its Notify round trip with and without the service)
 import FeedbackServices
 import FoundationEssentials
 // @preconcurrency: Glibc's `stdout` is a mutable global, which Swift 6 refuses to touch otherwise;
@@ -17,9 +18,9 @@ setvbuf(stdout, nil, _IOLBF, 0)
 var iterations = 15
 let figures = [
     "registration", "volume", "engine", "start", "startup", "command", "daemon", "daemon-fire", "pipewire", "pipewire-load",
-    "notifications",
+    "notifications", "notify-round-trip",
 ]
-var only: Set<String> = Set(figures).subtracting(["daemon-fire", "pipewire-load", "notifications"])
+var only: Set<String> = Set(figures).subtracting(["daemon-fire", "pipewire-load", "notifications", "notify-round-trip"])
 // Latency figures always use at least 30 plays each; --quick only shortens the others.
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -78,9 +79,9 @@ if only.contains("daemon") || only.contains("daemon-fire") {
     print("")
     DaemonBenchmark(triggers: max(100, iterations * 2), fireOnly: !only.contains("daemon")).run()
 }
-if only.contains("notifications") {
+if only.contains("notifications") || only.contains("notify-round-trip") {
     print("")
-    NotificationBenchmark(notifications: max(100, iterations * 2)).run()
+    NotificationBenchmark(notifications: max(100, iterations * 2), roundTripOnly: !only.contains("notifications")).run()
 }
 if only.contains("pipewire") || only.contains("pipewire-load") {
     print("")
