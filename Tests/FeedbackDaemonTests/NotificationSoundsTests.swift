@@ -38,7 +38,8 @@ enum NotificationTools {
     /// `argv[3]` `feedback`, it calls `TriggerFeedback` on its own connection once it owns the
     /// name, as Phosh does for each notification, and prints `triggered`; with `refuse`, it
     /// answers each `Notify` with an error when its standard input closes, and each one after at
-    /// once; with `refuse-now`, each at once. With `swaync` or
+    /// once; with `refuse-now`, each at once; with `new-ids`, a new id for every `Notify`, as a
+    /// server answers an update of a notification it no longer shows. With `swaync` or
     /// `swaync-dnd` (in do not disturb from the start), it also speaks swaync's control-center
     /// interface as swaync 0.8 and since do, on the same connection: `GetDnd`, `SetDnd`,
     /// `IsInhibited`, `AddInhibitor`, and at each change the signals `Subscribe` (0.7's) and
@@ -89,9 +90,9 @@ enum NotificationTools {
                 else:
                     refused.append(invocation)
             elif method == 'Notify':
-                if parameters[1] == 0:
+                if parameters[1] == 0 or mode == 'new-ids':
                     last[0] += 1
-                invocation.return_value(GLib.Variant('(u)', (parameters[1] or last[0],)))
+                invocation.return_value(GLib.Variant('(u)', (last[0] if mode == 'new-ids' else parameters[1] or last[0],)))
             else:
                 invocation.return_value(None)
         bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
@@ -210,20 +211,20 @@ extension DaemonHarness {
     /// outside /usr; the sender stays 0.5 s after the answer, as an app does (one gone before the
     /// service asks for its process is not known to be sandboxed).
     @discardableResult
-    func notifyFromSandbox(app: String, _ hints: [String: String]) -> ProcessResult {
+    func notifyFromSandbox(app: String, _ hints: [String: String], replacing: UInt32 = 0, linger: Double = 0.5) -> ProcessResult {
         let sender = """
             import sys, time
             from gi.repository import Gio, GLib
-            hints = {k: GLib.Variant('s', v) for k, v in zip(sys.argv[2::2], sys.argv[3::2])}
+            hints = {k: GLib.Variant('s', v) for k, v in zip(sys.argv[4::2], sys.argv[5::2])}
             bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
             bus.call_sync('org.freedesktop.Notifications', '/org/freedesktop/Notifications', 'org.freedesktop.Notifications',
-                'Notify', GLib.Variant('(susssasa{sv}i)', (sys.argv[1], 0, '', 'A notification', '', [], hints, -1)),
+                'Notify', GLib.Variant('(susssasa{sv}i)', (sys.argv[1], int(sys.argv[2]), '', 'A notification', '', [], hints, -1)),
                 GLib.VariantType('(u)'), Gio.DBusCallFlags.NO_AUTO_START, 5000, None)
-            time.sleep(0.5)
+            time.sleep(float(sys.argv[3]))
             """
         return runProcess(
             NotificationTools.bwrap,
-            NotificationTools.sandbox(sharing: directory.path) + [DaemonTools.python, "-c", sender, app]
+            NotificationTools.sandbox(sharing: directory.path) + [DaemonTools.python, "-c", sender, app, "\(replacing)", "\(linger)"]
                 + hints.flatMap { [$0.key, $0.value] },
             environment: environment().map { "\($0.key)=\($0.value)" })
     }
@@ -458,7 +459,7 @@ extension FeedbackDaemonTests {
         try NotificationTools.require()
         let harness = try DaemonHarness(pulse: pulse)
         let daemon = try harness.startDaemon()
-        let server = try harness.startNotificationServer(name: "plain", capabilities: ["body"])
+        let server = try harness.startNotificationServer(name: "plain", capabilities: ["body"], mode: "new-ids")
         defer { _ = server }
         #expect(daemon.waitForLog(containing: "notification server plain", timeout: 5), "\(daemon.errors)")
         // A path of this machine, from a sender whose root is another: not opened (inside the
@@ -474,6 +475,14 @@ extension FeedbackDaemonTests {
         harness.notifyFromSandbox(app: "boxed-two", ["sound-file": path, "sound-name": "message-new-instant"])
         #expect(heardSomething(after: start, within: 3), "\(daemon.errors)")
         #expect(daemon.waitForLog(containing: "from 'boxed-two': it was sent from a sandbox", timeout: 3), "\(daemon.errors)")
+        // An update the server answers with a new id (it no longer shows the one replaced), from
+        // a sender that leaves as soon as it is answered: still known as sandboxed, since the
+        // service asks at the call, not after the answer.
+        usleep(800_000)
+        start = recorder.frameCount
+        harness.notifyFromSandbox(app: "boxed-three", ["sound-file": path], replacing: 9999, linger: 0)
+        #expect(daemon.waitForLog(containing: "from 'boxed-three' plays no sound: it was sent from a sandbox", timeout: 3), "\(daemon.errors)")
+        #expect(!heardSomething(after: start, within: 0.5))
         // The same path from outside the sandbox plays.
         usleep(800_000)
         start = recorder.frameCount

@@ -172,11 +172,15 @@ final class NotificationBridge: Sendable {
                 // answered (dunst answers in about 6 ms): stopped if the server refuses it.
                 // An update waits for the answer, which says whether it replaced anything.
                 let early = request.replacesID == 0 ? EarlySound() : nil
+                // Asked now, while the sender waits for its answer: after it, a one-shot sender
+                // (`notify-send -r`) may be gone.
+                let sandbox = request.soundFile != nil && !request.suppressSound ? senderSandbox(seen.sender, client: client) : nil
                 if let early {
-                    consider(request, id: nil, sender: seen.sender, early: early, rules: &rules, logBudget: &logBudget, client: client)
+                    consider(request, id: nil, sandbox: sandbox, early: early, rules: &rules, logBudget: &logBudget)
                 }
                 pending.insert(
-                    .init(request: request, early: early), key: .init(sender: seen.sender, serial: seen.serial), now: MonotonicClock.now)
+                    .init(request: request, early: early, sandbox: sandbox), key: .init(sender: seen.sender, serial: seen.serial),
+                    now: MonotonicClock.now)
             } catch {
                 logBudget.log("a notification from \(seen.sender) is not read: \(error.message)", log)
             }
@@ -185,7 +189,7 @@ final class NotificationBridge: Sendable {
                 let call = pending.remove(.init(sender: seen.destination, serial: seen.replySerial)), call.early == nil,
                 let id = try? seen.message.readUInt32()
             else { return }
-            consider(call.request, id: id, sender: seen.destination, early: nil, rules: &rules, logBudget: &logBudget, client: client)
+            consider(call.request, id: id, sandbox: call.sandbox, early: nil, rules: &rules, logBudget: &logBudget)
         case .error:
             guard seen.sender == server.owner,
                 let call = pending.remove(.init(sender: seen.destination, serial: seen.replySerial)), let early = call.early
@@ -202,10 +206,11 @@ final class NotificationBridge: Sendable {
 
     /// Plays the sound of `request`, if the rules give one: a new notification at its call (`id`
     /// nil; `early` stops it if the server refuses the notification), an update once the server
-    /// accepted it as notification `id`.
+    /// accepted it as notification `id`. `sandbox` is the sandbox its sender runs in, if any, as
+    /// seen at its call (nil: not sandboxed, or not asked).
     private func consider(
-        _ request: NotificationRequest, id: UInt32?, sender: String, early: EarlySound?, rules: inout NotificationRules,
-        logBudget: inout LogBudget, client: BusClient
+        _ request: NotificationRequest, id: UInt32?, sandbox: Int32?, early: EarlySound?, rules: inout NotificationRules,
+        logBudget: inout LogBudget
     ) {
         let server = self.server
         let settings = NotificationSoundSettings(values: service.manager.settings.fileValues)
@@ -222,7 +227,7 @@ final class NotificationBridge: Sendable {
         if let reason = server.doNotDisturbReason(urgency: request.urgency) { return quiet(reason) }
         var fd: Int32?
         if case .file(let path) = sound {
-            switch openSoundFile(path, sender: sender, client: client) {
+            switch openSoundFile(path, sandbox: sandbox) {
             case .success(let opened): fd = opened
             case .failure(let why):
                 guard let name = request.soundName else { return quiet(why.reason) }
@@ -282,10 +287,10 @@ final class NotificationBridge: Sendable {
     }
 
     /// Opens a notification's `sound-file` as `FeedbackService.openSoundFile` does, after checking
-    /// it is absolute and that `sender` is not sandboxed.
-    private func openSoundFile(_ path: String, sender: String, client: BusClient) -> Result<Int32, NotificationRules.Quiet> {
+    /// it is absolute and that its sender is not sandboxed (`sandbox`: the sandboxed process).
+    private func openSoundFile(_ path: String, sandbox: Int32?) -> Result<Int32, NotificationRules.Quiet> {
         guard path.hasPrefix("/") else { return .failure(.init("its sound-file is not an absolute path")) }
-        if let pid = client.ownerPID(of: sender), Self.isSandboxed(pid) {
+        if let pid = sandbox {
             return .failure(
                 .init("it was sent from a sandbox (process \(pid)), where its sound-file names a file this service cannot see"))
         }
@@ -294,6 +299,14 @@ final class NotificationBridge: Sendable {
         } catch {
             return .failure(.init("its sound-file is refused: \(error.message)"))
         }
+    }
+
+    /// The process behind bus name `sender` if it runs in a sandbox; nil if it does not, or is
+    /// gone from the bus: a sender that did not wait for its answer cannot be examined, and its
+    /// file is still only ever played, after every path check.
+    private func senderSandbox(_ sender: String, client: BusClient) -> Int32? {
+        guard let pid = client.ownerPID(of: sender), Self.isSandboxed(pid) else { return nil }
+        return pid
     }
 
     /// Whether process `pid` sees another root directory than this one (a Flatpak sandbox).
@@ -424,6 +437,8 @@ private struct PendingNotifications {
     struct Call {
         var request: NotificationRequest
         var early: EarlySound?
+        /// The sandboxed process that sent it, as seen at the call.
+        var sandbox: Int32?
     }
     private var waiting: [Key: (call: Call, since: Double)] = [:]
 
