@@ -278,8 +278,8 @@ struct FeedbackThemeTests {
             """#))
         let loaded = try FeedbackTheme.load(path: path, parents: [])
         #expect(loaded.feedbacks(for: "file", profile: .full).first == .soundFile(path: "/usr/share/sounds/x.oga"))
-        #expect(loaded.feedbacks(for: "role", profile: .full).first == .sound(effect: "alarm-clock-elapsed"))
-        #expect(loaded.notes.count == 1 && loaded.notes[0].contains("media-role 'alarm'"), "\(loaded.notes)")
+        #expect(loaded.feedbacks(for: "role", profile: .full).first == .sound(effect: "alarm-clock-elapsed", mediaRole: "alarm"))
+        #expect(loaded.notes.isEmpty, "\(loaded.notes)")
         #expect(loaded.feedbacks(for: "rumble", profile: .quiet) == [.vibration(try .rumble(duration: 1_000))])
         #expect(
             loaded.feedbacks(for: "periodic", profile: .quiet)
@@ -289,6 +289,12 @@ struct FeedbackThemeTests {
                 == [.vibration(try .periodic(duration: 200, magnitude: 1))])
         // One feedback per event and profile: the later entry, as feedbackd's table keeps it.
         #expect(loaded.feedbacks(for: "twice", profile: .quiet) == [.vibration(try .rumble(duration: 200))])
+        for role in ["\"\"", "\"\(String(repeating: "r", count: 65))\"", "\"a\\u0007b\""] {
+            let badRole = write("role.json", theme(#"{ "name": "full", "feedbacks": [ { "event-name": "e", "type": "Sound", "effect": "bell", "media-role": \#(role) } ] }"#))
+            let loaded = try FeedbackTheme.load(path: badRole, parents: [])
+            #expect(loaded.feedbacks(for: "e", profile: .full) == [.sound(effect: "bell")], "media-role \(role)")
+            #expect(loaded.notes.count == 1 && loaded.notes[0].contains("is not used"), "\(loaded.notes)")
+        }
         let relative = write("relative.json", theme(#"{ "name": "full", "feedbacks": [ { "event-name": "e", "type": "Sound", "file-name": "x.oga" } ] }"#))
         #expect(throws: FeedbackThemeError.self) { try FeedbackTheme.load(path: relative, parents: []) }
     }

@@ -171,6 +171,35 @@ struct FeedbackdBehaviourTests {
         client.closeStdin()
     }
 
+    /// A theme's `media-role` (feedbackd's `FbdFeedbackSound:media-role`, which `fbd_dev_sound_play`
+    /// hands to libcanberra, `event` when none is named) reaches the sound server as the stream's
+    /// `media.role`: the alarm on a stream of its own beside the event sounds' one.
+    @Test func aThemesMediaRoleReachesTheServer() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let theme = harness.directory.write(
+            Array(#"""
+                { "name": "default", "profiles": [ { "name": "full", "feedbacks": [
+                  { "event-name": "alarm", "type": "Sound", "effect": "alarm-clock-elapsed", "media-role": "alarm" },
+                  { "event-name": "plain", "type": "Sound", "effect": "alarm-clock-elapsed" } ] } ] }
+                """#.utf8), to: "roles.json")
+        let daemon = try harness.startDaemon(environment: ["FEEDBACK_THEME": theme])
+        let monitor = try harness.monitor()
+        #expect(!daemon.errors.contains("media-role"), "\(daemon.errors)")
+        var ids: [UInt32] = []
+        for event in ["plain", "alarm"] {
+            // Played once: to its end, though gdbus leaves at once.
+            let reply = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", event, "{}", "-1"])
+            ids.append(try #require(reply.output.split(separator: "uint32 ").last.flatMap { UInt32($0.filter(\.isNumber)) }, "\(reply)"))
+        }
+        let listing = waitForPactl(server: pulse.server, ["list", "sink-inputs"], timeout: 5) {
+            $0.contains("media.role = \"alarm\"") && $0.contains("media.role = \"event\"")
+        }
+        #expect(listing.satisfied, "an alarm stream beside the event sounds' one: \(listing.last) \(daemon.errors)")
+        for id in ids {
+            #expect(monitor.ended(id, timeout: 10) == 0, "played to its end: \(monitor.output)")
+        }
+    }
+
     /// The device tree names the device; its theme (`$device`, the parent of nothing but the
     /// default theme) gives its events; SIGHUP finds a theme installed since.
     @Test func deviceThemeIsChosenByTheDeviceTreeAndReloadedOnSighup() throws {

@@ -93,6 +93,21 @@ extension AudioServerSuites {
             #expect(ends.all == [.stopped])
         }
 
+        /// A play's media role goes with it (`media.role`): libcanberra makes a stream per play.
+        @Test(arguments: SoundServerKind.testable)
+        func aPlaysMediaRoleReachesTheServer(_ kind: SoundServerKind) throws {
+            let (server, output) = try rig(kind)
+            let long = Signal.buffer(Signal.sines([450], amplitude: 0.2, seconds: 2, rate: 48_000), channels: 1, rate: 48_000)
+            let ends = EndRecorder()
+            let handle = output.play(long, options: PlaybackOptions(mediaRole: "alarm"), completion: ends.completion)
+            let listing = waitForPactl(server: server.server, ["list", "sink-inputs"], timeout: 2) {
+                $0.contains("media.role = \"alarm\"")
+            }
+            #expect(listing.satisfied, "\(listing.last)")
+            handle.stop()
+            #expect(ends.wait()?.end == .stopped)
+        }
+
         @Test(arguments: SoundServerKind.testable)
         func aFileLibcanberraCannotReadFailsOnce(_ kind: SoundServerKind) throws {
             let (_, output) = try rig(kind)

@@ -21,7 +21,7 @@ enum FeedbackThemeCommand: Subcommand {
         default theme; a parent found nowhere falls back to default, with a warning. It prints
         each file it loads and "Validation successful.", or the reason the theme is not valid.
         What loads but is not played as written (a type not known here, run as a Dummy; an LED
-        colour shown white; a media-role) is a warning.
+        colour shown white) is a warning.
         """,
     ]
 

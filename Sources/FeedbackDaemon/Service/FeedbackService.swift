@@ -522,13 +522,15 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let (id, feedbacks, desktop) = try lookup.get()
         let who = "client \(client), app id '\(appID)'"
         let sounds = desktop.eventSounds || important
-        var sound = feedbacks.lazy.compactMap { feedback -> AlertSound? in
+        let themeSound = feedbacks.lazy.compactMap { feedback -> (alert: AlertSound, role: String?)? in
             switch feedback {
-            case .sound(let effect): .event(effect)
-            case .soundFile(let path): .file(path)
+            case .sound(let effect, let role): (.event(effect), role)
+            case .soundFile(let path, let role): (.file(path), role)
             default: nil
             }
         }.first
+        var sound = themeSound?.alert
+        let mediaRole = themeSound?.role
         if !sounds { sound = nil }
         let dummy = feedbacks.lazy.compactMap { feedback -> Int? in
             if case .dummy(let milliseconds) = feedback { milliseconds } else { nil }
@@ -588,7 +590,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         if plays {
             let type: FeedbackType = !hasSound ? .vibrateOnly : pattern != nil ? .audioAndVibrate : .audioOnly
             let alert: AlertSound = soundFile.map { .file("/proc/self/fd/\($0)") } ?? sound ?? .event(event)
-            let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever)
+            let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever, mediaRole: mediaRole)
             // The theme was read at the feedback's level: the manager plays what it gave, as full.
             let playback = manager.play(
                 alert, type: type, options: options, vibration: pattern ?? .systemVibrate, profile: .full,

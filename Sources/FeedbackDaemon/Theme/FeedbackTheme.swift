@@ -4,11 +4,12 @@ import Glibc
 
 /// One feedback a theme gives for an event. A value; safe to share across threads.
 package enum ThemeFeedback: Sendable, Equatable {
-    /// `Sound`: play the sound theme event `effect`.
-    case sound(effect: String)
+    /// `Sound`: play the sound theme event `effect`, on a stream of `mediaRole` (the theme's
+    /// `media-role`; nil: the output's own, `event`, which is feedbackd's default too).
+    case sound(effect: String, mediaRole: String? = nil)
     /// `Sound` with a `file-name` (feedbackd 0.8): play the file at `path` (absolute), which
     /// feedbackd plays instead of the `effect` when a feedback names both.
-    case soundFile(path: String)
+    case soundFile(path: String, mediaRole: String? = nil)
     /// `VibraRumble`, `VibraPeriodic` or `VibraPattern`, as a pattern.
     case vibration(VibrationPattern)
     /// `Led`: blink a notification LED in `color` (the theme's words: `red`, `green`, `blue`,
@@ -266,10 +267,10 @@ struct ThemeFile {
                     let type = entry.type.map { "type \($0.prefix(FeedbackTheme.maximumStringLength))" } ?? "no type"
                     ignored.append("\(place) (\(event)): \(type)")
                 case .sound, .soundFile:
-                    if let role = entry.mediaRole {
+                    if let role = entry.mediaRole, Self.usableMediaRole(role) == nil {
                         notes.append(
-                            "\(path): \(place) (\(event)): media-role '\(role.prefix(FeedbackTheme.maximumStringLength))' is not used: "
-                                + "every sound plays in the engine's one stream")
+                            "\(path): \(place) (\(event)): media-role '\(role.prefix(FeedbackTheme.maximumStringLength).debugDescription.dropFirst().dropLast())' is not used "
+                                + "(a role is 1 to \(RoleOutputs<PulseAudioOutput>.maximumRoleLength) bytes, no control characters): the sound plays as an event sound")
                     }
                 default:
                     break
@@ -278,6 +279,16 @@ struct ThemeFile {
                 levels[level, default: [:]][event] = [feedback]
             }
         }
+    }
+
+    /// `role` if a stream can carry it: 1 to `RoleOutputs.maximumRoleLength` bytes, no control
+    /// characters. (feedbackd hands any string to libcanberra; one not usable here is noted and
+    /// the sound plays on the output's own stream.)
+    private static func usableMediaRole(_ role: String?) -> String? {
+        guard let role, !role.isEmpty, role.utf8.count <= RoleOutputs<PulseAudioOutput>.maximumRoleLength,
+            role.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control })
+        else { return nil }
+        return role
     }
 
     /// The feedback an entry describes; a `Dummy` for a type not known here.
@@ -311,14 +322,14 @@ struct ThemeFile {
                 guard file.hasPrefix("/"), file.utf8.count < PATH_MAX else {
                     throw fail("\(place): Sound's 'file-name' must be an absolute path of less than \(PATH_MAX) bytes")
                 }
-                return .soundFile(path: file)
+                return .soundFile(path: file, mediaRole: usableMediaRole(entry.mediaRole))
             }
             guard let effect = entry.effect, !effect.isEmpty, effect.utf8.count <= FeedbackTheme.maximumStringLength
             else {
                 throw fail(
                     "\(place): Sound needs an 'effect' of 1 to \(FeedbackTheme.maximumStringLength) bytes or a 'file-name'")
             }
-            return .sound(effect: effect)
+            return .sound(effect: effect, mediaRole: usableMediaRole(entry.mediaRole))
         case "VibraRumble":
             let total = try duration(entry.duration, "duration", default: FeedbackTheme.defaultVibraDuration)
             let count = entry.count ?? 1

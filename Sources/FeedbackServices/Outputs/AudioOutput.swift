@@ -12,6 +12,16 @@ public struct PlaybackOptions: Sendable, Equatable {
     public var playCount: Int
     /// Seconds over which the sound rises from silence to `volume`; 0 starts at full level.
     public var fadeIn: Double
+    /// The stream's media role, which the session's policy routes, corks and ducks by (PulseAudio's
+    /// `media.role`: `event`, `alarm`, `phone`, …; feedbackd themes name one as `media-role`); nil
+    /// for the output's own (`event`). On the engine's PulseAudio and PipeWire outputs a sound
+    /// with another role plays on a second stream carrying it, opened at that role's first sound
+    /// (as the first stream is) and idle-closed as it is; on PipeWire a PulseAudio role name is
+    /// given as pipewire-pulse gives it (`event` is `Notification`, `phone` `Communication`, …).
+    /// Four roles besides the output's own get a stream; a sound of a role past them plays on the
+    /// output's own. libcanberra, which opens a stream per sound, gives each its role; the ALSA
+    /// and file outputs have no roles and play every sound alike.
+    public var mediaRole: String?
 
     /// The shape of the fade-in (the player's crossfades rise along an equal-power curve).
     package var fadeCurve: Envelope.Curve = .linear
@@ -22,12 +32,14 @@ public struct PlaybackOptions: Sendable, Equatable {
     /// Repeat until stopped.
     public static let forever = Int.max
 
-    /// Creates options; the defaults play the sound once, centred, at its own level.
-    public init(volume: Float = 1, pan: Float = 0, playCount: Int = 1, fadeIn: Double = 0) {
+    /// Creates options; the defaults play the sound once, centred, at its own level, on the
+    /// output's own stream.
+    public init(volume: Float = 1, pan: Float = 0, playCount: Int = 1, fadeIn: Double = 0, mediaRole: String? = nil) {
         self.volume = volume
         self.pan = pan
         self.playCount = playCount
         self.fadeIn = fadeIn
+        self.mediaRole = mediaRole
     }
 }
 
@@ -250,4 +262,38 @@ private final class HandleBox: Sendable {
 package protocol UnderflowCounting: AudioOutput {
     /// Times the server ran out of queued audio since the output was made.
     var underflowCount: Int { get }
+}
+
+/// The outputs an engine output plays other media roles on (`PlaybackOptions.mediaRole`): one per
+/// role, made at that role's first sound with the serving output's configuration but for the role,
+/// and kept while that output lives. Each is a whole engine of its own (connection, stream, idle
+/// close, statistics) with the same queue and rewinds, so a role's sounds start as the first
+/// stream's do; its first sound waits for its stream to open, as a process's first sound does.
+///
+/// Thread safety: may be used from any thread.
+package final class RoleOutputs<Output: AudioOutput>: Sendable {
+    /// The most roles, besides the serving output's own, that get a stream.
+    package static var maximum: Int { 4 }
+    /// The longest role name, in bytes.
+    package static var maximumRoleLength: Int { 64 }
+    private let outputs = Lock<[String: Output]>([:])
+
+    package init() {}
+
+    /// The output whose stream carries `role`, made with `make` at the role's first sound; nil for
+    /// an empty or over-long role name, or a role past `maximum`: the sound then plays on the
+    /// serving output's own stream.
+    package func output(for role: String, make: (String) -> Output) -> Output? {
+        guard !role.isEmpty, role.utf8.count <= Self.maximumRoleLength else { return nil }
+        return outputs.withLock { outputs in
+            if let made = outputs[role] { return made }
+            guard outputs.count < Self.maximum else { return nil }
+            let made = make(role)
+            outputs[role] = made
+            return made
+        }
+    }
+
+    /// The roles that have a stream, sorted.
+    package var roles: [String] { outputs.withLock { $0.keys.sorted() } }
 }

@@ -128,10 +128,13 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
     }
 
     private func play(
-        fileAt path: String, cacheKey: String?, length: Double?, volume: Float, queue: DispatchQueue,
+        fileAt path: String, cacheKey: String?, length: Double?, volume: Float, mediaRole: String? = nil, queue: DispatchQueue,
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
         var properties = ["media.filename": path]
+        if let mediaRole, !mediaRole.isEmpty, mediaRole.utf8.count <= RoleOutputs<CanberraOutput>.maximumRoleLength {
+            properties["media.role"] = mediaRole
+        }
         if let cacheKey {
             properties["event.id"] = cacheKey
             properties["canberra.cache-control"] = "permanent"
@@ -140,7 +143,8 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
     }
 
     /// Plays a buffer: written once as WAV into `cacheDirectory` (named by its content), then played
-    /// through the sample cache. Only volume is honoured; pan and repeats are the engine's.
+    /// through the sample cache. Only volume and the media role are honoured; pan and repeats are
+    /// the engine's.
     @discardableResult
     public func play(
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
@@ -160,8 +164,8 @@ public final class CanberraOutput: AudioOutput, PlaybackControl, @unchecked Send
             }
         }
         return play(
-            fileAt: path, cacheKey: key, length: buffer.duration, volume: options.volume, queue: queue,
-            completion: completion)
+            fileAt: path, cacheKey: key, length: buffer.duration, volume: options.volume, mediaRole: options.mediaRole,
+            queue: queue, completion: completion)
     }
 
     func stop(_ id: UInt64) {

@@ -42,7 +42,8 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         /// `application.name` the daemon shows for the stream.
         public var applicationName: String
         /// The stream's `media.role` in PipeWire's spelling: `Notification` for alerts and event
-        /// sounds (pipewire-pulse's name for PulseAudio's `event`), `Music`, `Game`, …
+        /// sounds (pipewire-pulse's name for PulseAudio's `event`), `Music`, `Game`, … A sound
+        /// whose `PlaybackOptions.mediaRole` names another plays on a stream of that role.
         public var mediaRole: String
 
         /// Creates a configuration: default daemon, 48 kHz, 256 frames, 10 s idle timeout, role
@@ -145,6 +146,38 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         if case .success(let core) = core { core.shutdown() }
     }
 
+    /// A media role as PipeWire names it: PulseAudio's names as pipewire-pulse hands a PulseAudio
+    /// client's role to PipeWire (`event` → `Notification`, `phone` → `Communication`, `music` →
+    /// `Music`, …), any other as given; so a role means the same on both outputs.
+    package static func pipeWireRole(_ role: String) -> String {
+        switch role {
+        case "video", "animation": "Movie"
+        case "music": "Music"
+        case "game": "Game"
+        case "event": "Notification"
+        case "phone": "Communication"
+        case "production": "Production"
+        case "a11y": "Accessibility"
+        case "test": "Test"
+        default: role
+        }
+    }
+
+    /// The outputs for the other media roles sounds ask for.
+    private let roleOutputs = RoleOutputs<PipeWireOutput>()
+
+    /// This output, or the one whose stream carries the media role `options` asks for.
+    private func output(for options: PlaybackOptions) -> PipeWireOutput {
+        guard let asked = options.mediaRole else { return self }
+        let role = Self.pipeWireRole(asked)
+        guard role != configuration.mediaRole else { return self }
+        return roleOutputs.output(for: role) { role in
+            var configuration = configuration
+            configuration.mediaRole = role
+            return PipeWireOutput(configuration: configuration)
+        } ?? self
+    }
+
     /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
@@ -173,7 +206,7 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
             $0.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
         }
     }
@@ -185,7 +218,7 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
             $0.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
         }
     }
@@ -199,7 +232,7 @@ extension PipeWireOutput: DeliveringAudioOutput {
     func play(
         _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        core.play(delivery: delivery, completion: completion) {
+        output(for: options).core.play(delivery: delivery, completion: completion) {
             $0.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
         }
     }

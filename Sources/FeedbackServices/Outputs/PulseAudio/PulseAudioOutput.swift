@@ -53,6 +53,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         public var applicationName: String
         /// The stream's `media.role`, which the server's policy modules act on (module-role-cork,
         /// module-role-ducking, per-role volumes): `event` for alerts and effects, `music`, `game`, …
+        /// A sound whose `PlaybackOptions.mediaRole` names another plays on a stream of that role.
         public var mediaRole: String
 
         /// Creates a configuration: default server, 48 kHz, 50 ms queue, 10 s idle timeout, role
@@ -110,6 +111,19 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         if case .success(let core) = core { core.shutdown() }
     }
 
+    /// The outputs for the other media roles sounds ask for.
+    private let roleOutputs = RoleOutputs<PulseAudioOutput>()
+
+    /// This output, or the one whose stream carries the media role `options` asks for.
+    private func output(for options: PlaybackOptions) -> PulseAudioOutput {
+        guard let role = options.mediaRole, role != configuration.mediaRole else { return self }
+        return roleOutputs.output(for: role) { role in
+            var configuration = configuration
+            configuration.mediaRole = role
+            return PulseAudioOutput(configuration: configuration)
+        } ?? self
+    }
+
     /// Counters since the output was made.
     package var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
 
@@ -127,7 +141,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
             $0.play(buffer, options: options, delivery: .queue(queue), completion: completion)
         }
     }
@@ -140,7 +154,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
             $0.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
         }
     }
@@ -150,7 +164,7 @@ extension PulseAudioOutput: DeliveringAudioOutput {
     func play(
         _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        core.play(delivery: delivery, completion: completion) {
+        output(for: options).core.play(delivery: delivery, completion: completion) {
             $0.play(buffer, options: options, delivery: delivery, completion: completion)
         }
     }
