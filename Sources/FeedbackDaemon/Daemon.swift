@@ -85,7 +85,9 @@ package enum Daemon {
         let service = FeedbackService(
             manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), appLevels: appLevels,
             log: log)
-        let follower = SettingsFollower(service: service, environment: environment, log: log)
+        let follower = SettingsFollower(service: service, environment: environment, log: log) {
+            reloadTheme(service: service, root: root, environment: environment, why: "\(FeedbackdSettings.schema) theme changed")
+        }
         follower.start(feedbackd: feedbackd)
 
         let reloads = SerialRequests(threadName: "reload")
@@ -228,15 +230,23 @@ package enum Daemon {
     private static func reload(service: FeedbackService, root: String, environment: [String: String]) {
         let desktop = readDesktopSettings(environment: environment)
         service.manager.themeResolver = soundThemeResolver(desktop: desktop, environment: environment)
-        let locations = FeedbackThemeLocations.standard(environment: environment, root: root)
+        service.replace(desktop: desktop)
+        reloadTheme(service: service, root: root, environment: environment, why: "reloaded")
+    }
+
+    /// The feedback theme looked for again, under the name feedbackd's settings give (`theme`),
+    /// and given to the service; the old one stays when the new one does not load. `why` begins
+    /// the log line.
+    private static func reloadTheme(service: FeedbackService, root: String, environment: [String: String], why: String) {
+        let locations = FeedbackThemeLocations.standard(environment: environment, root: root, named: service.feedbackdSettings.theme)
+        if let problem = locations.problem { log("feedback theme (\(FeedbackdSettings.schema) theme): \(problem)") }
         do {
             let theme = try FeedbackTheme.load(locations)
-            service.replace(theme: theme, desktop: desktop)
-            log("reloaded: feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))\(describeDevice(locations))")
+            service.replace(theme: theme)
+            log("\(why): feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))\(describeDevice(locations))")
             logThemeNotes(theme)
         } catch {
-            service.replace(desktop: desktop)
-            log("reload: cannot read the feedback theme, so the old one stays: \(error)")
+            log("\(why): cannot read the feedback theme, so the old one stays: \(error)")
         }
     }
 

@@ -3,7 +3,8 @@ import FeedbackServices
 import Glibc
 
 /// Follows the GSettings the service obeys while it runs: the desktop's sound switches
-/// (`DesktopSoundSettings`), feedbackd's keys (`FeedbackdSettings`) and the per-app levels
+/// (`DesktopSoundSettings`), feedbackd's keys (`FeedbackdSettings`; a new `theme` loads that
+/// feedback theme) and the per-app levels
 /// (`AppLevels`), read again when dconf announces a write under them (`dconfChanged`, from the
 /// `ca.desrt.dconf.Writer.Notify` signal the daemon subscribes to on its own connection: no
 /// polling, no wake-up while nothing changes) and at SIGHUP (`readAll`).
@@ -37,10 +38,17 @@ final class SettingsFollower: Sendable {
     private let runs = SerialRequests(threadName: "gsettings")
     private static let followed = "feedbackd's settings (\(FeedbackdSettings.schema)) are read and followed"
 
-    init(service: FeedbackService, environment: [String: String], log: @escaping @Sendable (String) -> Void) {
+    /// Loads the feedback theme again (GSettings' `theme` named another).
+    private let themeChanged: @Sendable () -> Void
+
+    init(
+        service: FeedbackService, environment: [String: String], log: @escaping @Sendable (String) -> Void,
+        themeChanged: @escaping @Sendable () -> Void
+    ) {
         self.service = service
         self.environment = environment
         self.log = log
+        self.themeChanged = themeChanged
     }
 
     /// At start: feedbackd's settings, read (on the caller's thread) and given to the service, and
@@ -49,6 +57,8 @@ final class SettingsFollower: Sendable {
         service.replace(feedbackd: settings)
         guard settings.installed else { return }
         log(Self.followed)
+        // The daemon loaded the theme `default` names, before the settings were read.
+        if settings.theme != FeedbackThemeLocations.defaultName { themeChanged() }
         let file = service.manager.settings
         if file.environmentProfile == nil, settings.profile != file.profile {
             store(settings.profile, from: "\(FeedbackdSettings.schema) profile")
@@ -105,6 +115,7 @@ final class SettingsFollower: Sendable {
         let (settings, problem) = FeedbackdSettings.read(environment: environment)
         let was = service.feedbackdSettings
         service.replace(feedbackd: settings)
+        if settings.theme != was.theme { themeChanged() }
         if settings.installed != was.installed {
             log(
                 settings.installed

@@ -124,6 +124,45 @@ extension FeedbackDaemonTests {
         #expect(heard(harness, app: "org.example.App", "message-new-instant"))
     }
 
+    /// feedbackd's `theme` names the user's theme (`~/.config/feedbackd/themes/NAME.json`, as
+    /// `fbd_theme_expander_find_user_theme_path` finds it): taken at start, and at once when a
+    /// settings app writes another; a name with no theme leaves the default one, and says so.
+    @Test func theThemeKeyChoosesTheUsersThemeAtStartAndLive() throws {
+        let (harness, settings) = try dconfHarness()
+        _ = runProcess("/bin/mkdir", ["-p", harness.directory.file("home/.config/feedbackd/themes")])
+        for (name, event) in [("first", "first-event"), ("second", "second-event")] {
+            _ = harness.directory.write(
+                Array(#"""
+                    { "name": "\#(name)", "parent-name": "default", "profiles": [ { "name": "full", "feedbacks": [
+                      { "event-name": "\#(event)", "type": "Dummy", "duration": 50 } ] } ] }
+                    """#.utf8), to: "home/.config/feedbackd/themes/\(name).json")
+        }
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "theme", "first").status == 0)
+        let daemon = try harness.startDaemon(environment: settings)
+        let monitor = try harness.monitor()
+        #expect(daemon.waitForLog(containing: "theme changed: feedback theme 'first'", timeout: 5), "\(daemon.errors)")
+        /// How feedback for `event` ended (0 the Dummy ran, 4294967295 no such event).
+        func ended(_ event: String) -> UInt32? {
+            let reply = trigger(harness, app: "org.example.App", event)
+            guard let id = reply.output.split(separator: "uint32 ").last.flatMap({ UInt32($0.filter(\.isNumber)) }) else {
+                Issue.record("\(reply.output) \(reply.errors)")
+                return nil
+            }
+            return monitor.ended(id, timeout: 5)
+        }
+        #expect(ended("first-event") == 0, "\(daemon.errors)")
+        // The parent chain still ends in the default theme.
+        #expect(ended("second-event") == UInt32.max)
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "theme", "second").status == 0)
+        #expect(daemon.waitForLog(containing: "theme changed: feedback theme 'second'", timeout: 2), "\(daemon.errors)")
+        #expect(ended("second-event") == 0, "\(daemon.errors)")
+        #expect(ended("first-event") == UInt32.max)
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "theme", "nowhere").status == 0)
+        #expect(daemon.waitForLog(containing: "no feedback theme \"nowhere\" in \(harness.directory.file("home/.config/feedbackd/themes")): the default one is used", timeout: 2), "\(daemon.errors)")
+        #expect(daemon.waitForLog(containing: "theme changed: feedback theme 'feedbackservices'", timeout: 2), "\(daemon.errors)")
+        #expect(ended("second-event") == UInt32.max)
+    }
+
     @Test func perAppLevelsAllowImportantAndEventSoundsFollowGSettingsLive() throws {
         let (harness, settings) = try dconfHarness()
         let clocks = "org.sigxcpu.feedbackd.application:/org/sigxcpu/feedbackd/application/org-example-quietapp/"

@@ -95,7 +95,7 @@ package enum FeedbackEndReason: UInt32, Sendable {
 /// feedback lasts (as feedbackd restarts it). The theme is looked up at the feedback's level and the
 /// manager plays exactly what it gave (feedbackd's meaning of profiles: the theme lists what each
 /// level plays); the desktop's `event-sounds` switch (`DesktopSoundSettings`) removes the sound.
-/// `replace(theme:desktop:)` swaps the theme and the desktop settings (SIGHUP); `settingsChanged`
+/// `replace(theme:)` and `replace(desktop:)` swap the theme and the desktop settings (SIGHUP); `settingsChanged`
 /// announces a `Profile` another process wrote.
 ///
 /// Clients are not trusted, so each is bounded (`Limits`, kept by a `ClientSessions` table, which
@@ -395,18 +395,20 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         }
     }
 
-    /// Gives later feedbacks `theme` (nil: the current one stays) and the desktop's `desktop`
-    /// settings (a reload after SIGHUP, or a dconf change); feedbacks already running go on as
-    /// they started.
-    package func replace(theme: FeedbackTheme? = nil, desktop: DesktopSoundSettings) {
-        state.withLock { state in
-            if let theme { state.theme = theme }
-            state.desktop = desktop
-        }
+    /// Gives later feedbacks the desktop's `desktop` settings (a reload after SIGHUP, or a dconf
+    /// change); feedbacks already running go on as they started.
+    package func replace(desktop: DesktopSoundSettings) {
+        state.withLock { $0.desktop = desktop }
+    }
+
+    /// Gives later feedbacks `theme` (a reload after SIGHUP, or GSettings' `theme` changed);
+    /// feedbacks already running go on as they started.
+    package func replace(theme: FeedbackTheme) {
+        state.withLock { $0.theme = theme }
     }
 
     /// Gives later feedbacks feedbackd's GSettings `settings` (its `allow-important`,
-    /// `max-haptic-strength` and `prefer-flash`; the profile is `FeedbackSettings`', which the
+    /// `max-haptic-strength` and `prefer-flash`; its `theme` is loaded by the daemon; the profile is `FeedbackSettings`', which the
     /// daemon keeps equal to its `profile`).
     package func replace(feedbackd settings: FeedbackdSettings) {
         state.withLock { $0.feedbackd = settings }

@@ -4,8 +4,8 @@ import Glibc
 import Synchronization
 
 /// feedbackd's own GSettings, as settings apps (Phosh's mobile settings, GNOME Settings' panels)
-/// write them: `org.sigxcpu.feedbackd` (`profile`, `allow-important`, `max-haptic-strength`,
-/// `prefer-flash`; `theme` is not read, see below) and the per-app level in the relocatable
+/// write them: `org.sigxcpu.feedbackd` (`profile`, `theme`, `allow-important`,
+/// `max-haptic-strength`, `prefer-flash`) and the per-app level in the relocatable
 /// `org.sigxcpu.feedbackd.application` at `/org/sigxcpu/feedbackd/application/<munged app id>/`
 /// (`profile`). A value; safe to share across threads.
 ///
@@ -13,14 +13,14 @@ import Synchronization
 /// feedbackd 0.0.3 installs none): the service never installs a copy of feedbackd's schema ids.
 /// The keys the installed schema lacks keep their defaults. Without the schema `installed` is
 /// false and every value is the default: the profile is then only ours (`FeedbackSettings`).
-///
-/// `theme` (a feedback theme's name) is not followed: the theme is chosen as
-/// `FeedbackThemeLocations` says (`$FEEDBACK_THEME`, the user's, the device's, the default).
 package struct FeedbackdSettings: Sendable, Equatable {
     /// Whether the schema is installed and was read.
     package var installed = false
     /// `profile`: the level every feedback obeys.
     package var profile: FeedbackProfile = .full
+    /// `theme`: the name of the user's feedback theme (`FeedbackThemeLocations`); unless
+    /// `$FEEDBACK_THEME` is set, a change loads it at once.
+    package var theme = FeedbackThemeLocations.defaultName
     /// `allow-important`: the app ids whose `important` hint is honoured.
     package var allowImportant: Set<String> = FeedbackService.defaultImportantApps
     /// `max-haptic-strength`: every vibration's intensity is at most this (0…1).
@@ -52,6 +52,8 @@ package struct FeedbackdSettings: Sendable, Equatable {
             switch fields[1] {
             case "profile":
                 if let name = GVariantText.string(value), let level = FeedbackProfile(rawValue: name) { profile = level }
+            case "theme":
+                if let name = GVariantText.string(value) { theme = name }
             case "allow-important":
                 if let apps = GVariantText.strings(value) { allowImportant = Set(apps) }
             case "max-haptic-strength":

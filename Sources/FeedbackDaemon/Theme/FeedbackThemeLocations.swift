@@ -5,8 +5,11 @@ import Glibc
 /// share across threads.
 ///
 /// The theme is `$FEEDBACK_THEME` (a file, as feedbackd reads it) when set; else the user's
-/// feedbackd theme, `$XDG_CONFIG_HOME/feedbackd/themes/default.json` (`~/.config/…`), read as it
-/// is; else the theme named `default` (see `resolve`): the device theme when there is one, whose
+/// feedbackd theme named by GSettings' `org.sigxcpu.feedbackd theme` (`default` unless set),
+/// `$XDG_CONFIG_HOME/feedbackd/themes/<name>.json` (`~/.config/…`), read as it is (feedbackd's
+/// `fbd_theme_expander_find_user_theme_path`; a name other than `default` is looked for only
+/// there, as feedbackd looks for it, and one not found there is said in `problem` and the
+/// `default` choice applies); else the theme named `default` (see `resolve`): the device theme when there is one, whose
 /// parent is then the default theme, FeedbackServices' own `feedbackservices.json` in
 /// `shippedDirectory`, or else the system's feedbackd theme, `feedbackd/themes/default.json`
 /// under `$XDG_DATA_DIRS` (Debian's package installs `/usr/share/feedbackd/themes/default.json`).
@@ -32,6 +35,8 @@ package struct FeedbackThemeLocations: Sendable, Equatable {
     package var defaultTheme: String?
     /// The device tree's compatibles, the most specific first (none off device-tree machines).
     package var compatibles: [String]
+    /// Why the theme the settings named is not the one loaded, if it is not.
+    package var problem: String?
 
     /// The name of the theme FeedbackServices ships.
     package static let shippedThemeName = "feedbackservices"
@@ -54,15 +59,19 @@ package struct FeedbackThemeLocations: Sendable, Equatable {
         self.compatibles = compatibles
     }
 
-    /// The locations `environment` gives, with the device tree under `root` (`/`; tests give a
-    /// tree of their own) (see the type's description).
-    package static func standard(environment: [String: String], root: String = "/") -> FeedbackThemeLocations {
-        standard(environment: environment, compatibles: deviceCompatibles(root: root))
+    /// The locations `environment` and the theme name `named` (GSettings' `theme`) give, with the
+    /// device tree under `root` (`/`; tests give a tree of their own) (see the type's description).
+    package static func standard(
+        environment: [String: String], root: String = "/", named: String = defaultName
+    ) -> FeedbackThemeLocations {
+        standard(environment: environment, compatibles: deviceCompatibles(root: root), named: named)
     }
 
-    /// The locations `environment` gives on a device of these `compatibles`, the most specific
-    /// first (`fbd-theme-validate --compatible` names one).
-    package static func standard(environment: [String: String], compatibles: [String]) -> FeedbackThemeLocations {
+    /// The locations `environment` and the theme name `named` give on a device of these
+    /// `compatibles`, the most specific first (`fbd-theme-validate --compatible` names one).
+    package static func standard(
+        environment: [String: String], compatibles: [String], named: String = defaultName
+    ) -> FeedbackThemeLocations {
         var user: String?
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
             user = "\(config)/feedbackd/themes"
@@ -84,7 +93,22 @@ package struct FeedbackThemeLocations: Sendable, Equatable {
             compatibles: compatibles)
         if let chosen = environment["FEEDBACK_THEME"], !chosen.isEmpty {
             locations.theme = chosen
-        } else if let own = user.map({ "\($0)/\(defaultName).json" }), access(own, F_OK) == 0 {
+            return locations
+        }
+        if named != defaultName {
+            let valid = !named.isEmpty && !named.contains("/") && named != "." && named != ".."
+                && named.utf8.count <= FeedbackTheme.maximumStringLength
+            if valid, let own = user.map({ "\($0)/\(named).json" }), access(own, F_OK) == 0 {
+                locations.theme = own
+                return locations
+            }
+            let shown = String(named.prefix(FeedbackTheme.maximumStringLength)).debugDescription
+            locations.problem =
+                valid
+                ? "no feedback theme \(shown) in \(user ?? "the user's configuration (no HOME)"): the default one is used"
+                : "\(shown) is not a theme name: the default theme is used"
+        }
+        if let own = user.map({ "\($0)/\(defaultName).json" }), access(own, F_OK) == 0 {
             locations.theme = own
         } else {
             locations.theme = device ?? fallback ?? systemDefault[systemDefault.count - 1]
