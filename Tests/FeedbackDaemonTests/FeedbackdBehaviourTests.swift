@@ -175,12 +175,15 @@ struct FeedbackdBehaviourTests {
     /// hands to libcanberra, `event` when none is named) reaches the sound server as the stream's
     /// `media.role`: the alarm on a stream of its own beside the event sounds' one.
     @Test func aThemesMediaRoleReachesTheServer() throws {
-        let harness = try DaemonHarness(pulse: pulse)
+        // A server of its own: the daemon suite beside this one records "daemon"'s sink, and
+        // these sounds would be heard in its checks.
+        let server = try PulseAudioTestServer.shared(named: "daemon-roles", recording: false)
+        let harness = try DaemonHarness(pulse: server)
         let theme = harness.directory.write(
             Array(#"""
                 { "name": "default", "profiles": [ { "name": "full", "feedbacks": [
-                  { "event-name": "alarm", "type": "Sound", "effect": "alarm-clock-elapsed", "media-role": "alarm" },
-                  { "event-name": "plain", "type": "Sound", "effect": "alarm-clock-elapsed" } ] } ] }
+                  { "event-name": "alarm", "type": "Sound", "effect": "message-new-instant", "media-role": "alarm" },
+                  { "event-name": "plain", "type": "Sound", "effect": "message-new-instant" } ] } ] }
                 """#.utf8), to: "roles.json")
         let daemon = try harness.startDaemon(environment: ["FEEDBACK_THEME": theme])
         let monitor = try harness.monitor()
@@ -191,7 +194,7 @@ struct FeedbackdBehaviourTests {
             let reply = harness.callFeedback("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", event, "{}", "-1"])
             ids.append(try #require(reply.output.split(separator: "uint32 ").last.flatMap { UInt32($0.filter(\.isNumber)) }, "\(reply)"))
         }
-        let listing = waitForPactl(server: pulse.server, ["list", "sink-inputs"], timeout: 5) {
+        let listing = waitForPactl(server: server.server, ["list", "sink-inputs"], timeout: 5) {
             $0.contains("media.role = \"alarm\"") && $0.contains("media.role = \"event\"")
         }
         #expect(listing.satisfied, "an alarm stream beside the event sounds' one: \(listing.last) \(daemon.errors)")

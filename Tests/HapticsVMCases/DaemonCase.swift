@@ -49,6 +49,37 @@ func daemonCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws ->
     return "Haptic.Vibrate, a VibraRumble event, a looping one ending with its client (\(plays.count) plays), through gdbus → dbus-daemon → feedbackservicesd → uinput"
 }
 
+/// feedbackd's `max-haptic-strength` caps every vibration the service plays: read with the real
+/// `gsettings` (copied into the image by scripts/vm/haptics) from a schema directory the script
+/// compiled, whose `org.sigxcpu.feedbackd` says 0.25 (a vendor's default; GSettings' memory
+/// backend, as the image has no dconf). `Haptic.Vibrate` at full strength and a theme's
+/// `VibraRumble` at half both reach the uinput device at a quarter.
+func hapticCapCase(device: (String) throws(CaseFailure) -> DeviceProgram) throws -> String {
+    let program = try device("FBS Cap")
+    defer { program.destroy() }
+    for tool in ["/bin/gsettings", "/usr/share/feedbackservices-vm/schemas/gschemas.compiled"] where access(tool, F_OK) != 0 {
+        throw CaseFailure("\(tool) is not in the initramfs")
+    }
+    let service = try VMDaemon(
+        theme: """
+            { "name": "vm", "profiles": [ { "name": "quiet", "feedbacks": [
+              { "event-name": "vm-rumble", "type": "VibraRumble", "duration": 100, "magnitude": 0.5 } ] } ] }
+            """,
+        extraEnvironment: ["GSETTINGS_SCHEMA_DIR=/usr/share/feedbackservices-vm/schemas", "GSETTINGS_BACKEND=memory"])
+    defer { service.stop() }
+    for _ in 0..<100 where !service.log.contains("are read and followed") { sleepMilliseconds(20) }
+    try expect(service.log.contains("feedbackd's settings (org.sigxcpu.feedbackd) are read and followed"), "settings not read: \(service.log)")
+    let vibrate = service.call("org.sigxcpu.Feedback.Haptic.Vibrate", ["org.example.Game", "[(1.0, 200)]"])
+    try expect(vibrate.output == "(true,)\n", "Vibrate: \(vibrate.status) \(vibrate.output) \(service.log)")
+    sleepMilliseconds(400)
+    let trigger = service.call("org.sigxcpu.Feedback.TriggerFeedback", ["org.example.App", "vm-rumble", "{}", "-1"])
+    try expect(trigger.status == 0 && trigger.output.hasPrefix("(uint32 "), "TriggerFeedback: \(trigger.output) \(service.log)")
+    sleepMilliseconds(400)
+    let seen = uploads(program.records()).map { [$0.int("strong"), $0.int("length")] }
+    try expect(seen == [[16384, 200], [16384, 100]], "uploads \(seen), expected a quarter's 16384: \(service.log)")
+    return "max-haptic-strength 0.25 from gsettings: Vibrate at 1.0 and a VibraRumble at 0.5 both reached the device at 16384"
+}
+
 /// `feedbackctl vibrate` with the service running: the service vibrates (the command holds no
 /// device open while it waits), at the strength `--intensity` scales; Ctrl-C stops it (130);
 /// `--no-wait` leaves no process behind, and `feedbackctl stop` ends that vibration through the

@@ -518,6 +518,10 @@ run("daemon-haptic-vibrate-and-rumble") {
     try daemonCase { (name: String) throws(CaseFailure) in try device(name) }
 }
 
+run("daemon-max-haptic-strength") {
+    try hapticCapCase { (name: String) throws(CaseFailure) in try device(name) }
+}
+
 run("daemon-feedbackctl-vibrate-and-stop") {
     try feedbackctlVibrateCase { (name: String) throws(CaseFailure) in try device(name) }
 }
