@@ -187,6 +187,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("theme", ["FeedbackServices"]),
     ("settings", ["FeedbackServices"]),
     ("arguments", ["FeedbackCLI"]),
+    ("ahap", ["FeedbackServices"]),
 ]
 
 if Context.environment["FEEDBACKSERVICES_FUZZ"] != nil {

@@ -23,6 +23,7 @@ public enum FeedbackCommand {
         ListCommand.self,
         ThemeCommand.self,
         FeedbackThemeCommand.self,
+        HapticsCommand.self,
         DevicesCommand.self,
         LEDCommand.self,
         ProfileCommand.self,

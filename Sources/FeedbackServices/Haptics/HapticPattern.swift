@@ -1,0 +1,404 @@
+import FoundationEssentials
+import Glibc
+
+/// A haptic pattern, in Apple's sense: vibration events and sounds on one timeline, with the
+/// curves that shape them over time. Not a `VibrationPattern`, which is one motor's steps.
+///
+/// Read from an AHAP file (`init(ahapFileAt:)`), Apple Core Haptics' JSON: `Version`, an optional
+/// `Metadata`, and `Pattern`, a list whose entries are each one of
+/// - `Event`: `Time` (s), `EventType` — `HapticTransient` (a tap), `HapticContinuous` (held for
+///   `EventDuration`), `AudioCustom` (a sound file, `EventWaveformPath`, relative to the AHAP
+///   file's directory) or `AudioContinuous` (a tone Core Haptics synthesizes) — and
+///   `EventParameters`, `ParameterID` + `ParameterValue`: `HapticIntensity`, `HapticSharpness`,
+///   `AttackTime`, `DecayTime`, `ReleaseTime`, `Sustained`, `AudioVolume`, `AudioPan`,
+///   `AudioPitch`, `AudioBrightness`;
+/// - `Parameter`: a dynamic parameter (`HapticIntensityControl`, `HapticSharpnessControl`,
+///   `AudioVolumeControl`, …) that from its `Time` on scales what plays;
+/// - `ParameterCurve`: the same, changing along `ParameterCurveControlPoints` (`Time` relative to
+///   the curve's own `Time`, `ParameterValue`), linearly between points.
+///
+/// What a Linux device cannot play as written is kept and said once in `notes`: sharpness (an
+/// evdev rumble motor has one frequency), `AudioContinuous` (no synthesizer here), audio pitch and
+/// brightness. Every input is bounded (`Limits`); a file out of bounds or malformed is refused
+/// with a `HapticPatternError` naming the entry and the field.
+///
+/// A value; safe to share across threads.
+public struct HapticPattern: Sendable, Equatable {
+    /// One thing on the timeline.
+    public enum Event: Sendable, Equatable {
+        /// A tap at `time` (s): `intensity` and `sharpness` 0…1.
+        case transient(time: Double, intensity: Double, sharpness: Double)
+        /// A vibration held from `time` for `duration` (s), shaped by `envelope`.
+        case continuous(time: Double, duration: Double, intensity: Double, sharpness: Double, envelope: HapticEnvelope)
+        /// A sound file (absolute path) from `time`, at `volume` 0…1 and `pan` −1…1; `duration`
+        /// (s) cuts it short, nil plays it whole.
+        case sound(time: Double, path: String, volume: Double, pan: Double, duration: Double?)
+
+        /// When it starts, in seconds from the pattern's start.
+        public var time: Double {
+            switch self {
+            case .transient(let time, _, _), .continuous(let time, _, _, _, _), .sound(let time, _, _, _, _): time
+            }
+        }
+    }
+
+    /// How a continuous vibration rises and falls: seconds to full intensity (`attack`), to the
+    /// sustained level (`decay`), and back to nothing at the end (`release`); `sustained` false
+    /// lets it fade over its whole duration, as Core Haptics does.
+    public struct HapticEnvelope: Sendable, Equatable {
+        /// Seconds from the start to full intensity.
+        public var attack: Double
+        /// Seconds from full intensity to the sustained level.
+        public var decay: Double
+        /// Seconds over which it falls to nothing at its end.
+        public var release: Double
+        /// Whether it holds its level to the end (false: it fades over its whole duration).
+        public var sustained: Bool
+
+        /// An envelope; the default is flat and held.
+        public init(attack: Double = 0, decay: Double = 0, release: Double = 0, sustained: Bool = true) {
+            self.attack = attack
+            self.decay = decay
+            self.release = release
+            self.sustained = sustained
+        }
+    }
+
+    /// What a dynamic parameter or a curve changes.
+    public enum Control: String, Sendable, Equatable, CaseIterable {
+        /// Multiplies the haptic intensity (0…1).
+        case hapticIntensity = "HapticIntensityControl"
+        /// Adds to the haptic sharpness (−1…1).
+        case hapticSharpness = "HapticSharpnessControl"
+        /// Changes continuous haptics' attack time (−1…1, exponentially).
+        case hapticAttackTime = "HapticAttackTimeControl"
+        /// Changes continuous haptics' decay time (−1…1).
+        case hapticDecayTime = "HapticDecayTimeControl"
+        /// Changes continuous haptics' release time (−1…1).
+        case hapticReleaseTime = "HapticReleaseTimeControl"
+        /// Multiplies the sounds' volume (0…1).
+        case audioVolume = "AudioVolumeControl"
+        /// Adds to the sounds' pan (−1…1).
+        case audioPan = "AudioPanControl"
+        /// Adds to the sounds' pitch (−1…1; not played here).
+        case audioPitch = "AudioPitchControl"
+        /// Adds to the sounds' brightness (−1…1; not played here).
+        case audioBrightness = "AudioBrightnessControl"
+        /// Changes the sounds' attack time (−1…1).
+        case audioAttackTime = "AudioAttackTimeControl"
+        /// Changes the sounds' decay time (−1…1).
+        case audioDecayTime = "AudioDecayTimeControl"
+        /// Changes the sounds' release time (−1…1).
+        case audioReleaseTime = "AudioReleaseTimeControl"
+    }
+
+    /// A parameter's value over time: `points` (time in seconds from the pattern's start, value),
+    /// in time order; one point is a step (a `Parameter`), more a line through them (a
+    /// `ParameterCurve`).
+    public struct Curve: Sendable, Equatable {
+        /// What it changes.
+        public var control: Control
+        /// Its points, in time order.
+        public var points: [(time: Double, value: Double)]
+
+        /// A curve through `points` (time order).
+        public init(control: Control, points: [(time: Double, value: Double)]) {
+            self.control = control
+            self.points = points
+        }
+
+        /// The same control and the same points.
+        public static func == (lhs: Curve, rhs: Curve) -> Bool {
+            lhs.control == rhs.control && lhs.points.elementsEqual(rhs.points) { $0.time == $1.time && $0.value == $1.value }
+        }
+
+        /// The curve's value at `time`: before its first point nil (it does not act yet); after
+        /// the last, the last; between two, the line through them.
+        public func value(at time: Double) -> Double? {
+            guard let first = points.first, time >= first.time else { return nil }
+            guard let next = points.firstIndex(where: { $0.time > time }) else { return points[points.count - 1].value }
+            let (a, b) = (points[next - 1], points[next])
+            return a.value + (b.value - a.value) * (time - a.time) / (b.time - a.time)
+        }
+    }
+
+    /// The bounds every pattern read obeys.
+    public enum Limits {
+        /// The largest file read, in bytes.
+        public static let fileSize = 1 << 20
+        /// The most `Pattern` entries.
+        public static let entries = 4_096
+        /// The most control points in one curve, and in all.
+        public static let curvePoints = 1_024
+        /// The most control points in all the curves together.
+        public static let totalCurvePoints = 16_384
+        /// The latest time anything may start or end, in seconds.
+        public static let duration = 60.0
+        /// The longest text (a path, a name), in bytes.
+        public static let textLength = 4_096
+    }
+
+    /// The events, in time order.
+    public var events: [Event]
+    /// The dynamic parameters and curves, in the order given.
+    public var curves: [Curve]
+    /// What is in the file but does not play as written here, each said once.
+    public var notes: [String]
+
+    /// A pattern of these parts; `events` are sorted by time.
+    public init(events: [Event], curves: [Curve] = [], notes: [String] = []) {
+        self.events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        self.curves = curves
+        self.notes = notes
+    }
+
+    /// When the last event or curve point ends, in seconds (a transient counts as
+    /// `transientDuration`; a sound of no given duration as its start).
+    public var duration: Double {
+        let ends = events.map { event -> Double in
+            switch event {
+            case .transient(let time, _, _): time + Self.transientDuration
+            case .continuous(let time, let duration, _, _, _): time + duration
+            case .sound(let time, _, _, _, let duration): time + (duration ?? 0)
+            }
+        }
+        return max(ends.max() ?? 0, curves.compactMap { $0.points.last?.time }.max() ?? 0)
+    }
+
+    /// How long a transient is felt, for drawing and for a motor that needs a length (Core
+    /// Haptics' taps last about this long).
+    public static let transientDuration = 0.022
+
+    /// Reads the AHAP file at `path` (see the type).
+    /// - Throws: `HapticPatternError` naming the file, and the entry and field at fault.
+    public init(ahapFileAt path: String) throws(HapticPatternError) {
+        let read: [UInt8]?
+        do {
+            read = try AtomicFile.read(path, limit: Limits.fileSize)
+        } catch {
+            throw HapticPatternError(path: path, problem: error.description, fileError: error)
+        }
+        guard let bytes = read else { throw HapticPatternError(path: path, problem: "no such file") }
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        try self.init(ahap: bytes, path: path, directory: directory.isEmpty ? "/" : directory)
+    }
+
+    /// Reads an AHAP document: `path` names it in errors, `directory` is where relative
+    /// `EventWaveformPath`s are.
+    /// - Throws: `HapticPatternError`.
+    public init(ahap bytes: [UInt8], path: String, directory: String) throws(HapticPatternError) {
+        guard bytes.count <= Limits.fileSize else {
+            throw HapticPatternError(path: path, problem: "more than \(Limits.fileSize) bytes")
+        }
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            throw HapticPatternError(path: path, problem: "not JSON: \(error)")
+        }
+        var reader = AHAPReader(path: path, directory: directory)
+        self = try reader.read(root)
+    }
+}
+
+/// Why a haptic pattern could not be read: the file, and what is wrong, naming the entry
+/// (`Pattern[3]`) and the field. A value; safe to share across threads.
+public struct HapticPatternError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file.
+    public var path: String
+    /// What is wrong.
+    public var problem: String
+    /// The file could not be read (nil: it was read, and is not a pattern, or there is no file).
+    public var fileError: FileError?
+
+    /// An error about `path`; `fileError` when the file could not be read.
+    public init(path: String, problem: String, fileError: FileError? = nil) {
+        self.path = path
+        self.problem = problem
+        self.fileError = fileError
+    }
+
+    /// "PATH: PROBLEM".
+    public var description: String { "\(path): \(problem)" }
+}
+
+/// AHAP's JSON, walked by hand so that each error names its entry and field.
+private struct AHAPReader {
+    let path: String
+    let directory: String
+    var notes: [String] = []
+    var noted: Set<String> = []
+    var curvePoints = 0
+
+    init(path: String, directory: String) {
+        self.path = path
+        self.directory = directory
+    }
+
+    func fail(_ problem: String) -> HapticPatternError { HapticPatternError(path: path, problem: problem) }
+
+    mutating func note(_ key: String, _ text: String) {
+        if noted.insert(key).inserted { notes.append(text) }
+    }
+
+    func object(_ value: JSONValue, _ place: String) throws(HapticPatternError) -> [String: JSONValue] {
+        guard case .object(let fields) = value else { throw fail("\(place) is not an object") }
+        return fields
+    }
+
+    func number(_ value: JSONValue?, _ place: String, in range: ClosedRange<Double>) throws(HapticPatternError) -> Double {
+        guard let value else { throw fail("\(place) is missing") }
+        guard case .number(let number) = value, number.isFinite else { throw fail("\(place) is not a number") }
+        guard range.contains(number) else { throw fail("\(place) \(number) is outside \(range.lowerBound)…\(range.upperBound)") }
+        return number
+    }
+
+    mutating func read(_ root: JSONValue) throws(HapticPatternError) -> HapticPattern {
+        let document = try object(root, "the document")
+        if let version = document["Version"] {
+            guard case .number(let number) = version, number.isFinite else { throw fail("Version is not a number") }
+            if number != 1 { note("version", "Version \(number): read as Version 1.0, the one Apple documents") }
+        }
+        guard case .array(let entries)? = document["Pattern"] else { throw fail("Pattern is missing or not a list") }
+        guard entries.count <= HapticPattern.Limits.entries else {
+            throw fail("Pattern has \(entries.count) entries, more than \(HapticPattern.Limits.entries)")
+        }
+        var events: [HapticPattern.Event] = []
+        var curves: [HapticPattern.Curve] = []
+        for (index, entry) in entries.enumerated() {
+            let place = "Pattern[\(index)]"
+            let fields = try object(entry, place)
+            guard fields.count == 1, let (kind, body) = fields.first else {
+                throw fail("\(place) must hold exactly one of Event, Parameter, ParameterCurve")
+            }
+            switch kind {
+            case "Event":
+                if let event = try self.event(try object(body, "\(place).Event"), "\(place).Event") { events.append(event) }
+            case "Parameter":
+                curves.append(try parameter(try object(body, "\(place).Parameter"), "\(place).Parameter", curve: false))
+            case "ParameterCurve":
+                curves.append(try parameter(try object(body, "\(place).ParameterCurve"), "\(place).ParameterCurve", curve: true))
+            default:
+                throw fail("\(place): '\(kind.prefix(64))' is not Event, Parameter or ParameterCurve")
+            }
+        }
+        return HapticPattern(events: events, curves: curves, notes: notes)
+    }
+
+    mutating func event(_ fields: [String: JSONValue], _ place: String) throws(HapticPatternError) -> HapticPattern.Event? {
+        let limit = HapticPattern.Limits.duration
+        let time = try number(fields["Time"], "\(place).Time", in: 0...limit)
+        guard case .string(let type)? = fields["EventType"] else { throw fail("\(place).EventType is missing or not text") }
+        var parameters: [String: Double] = [:]
+        if let given = fields["EventParameters"] {
+            guard case .array(let list) = given else { throw fail("\(place).EventParameters is not a list") }
+            for (index, item) in list.enumerated() {
+                let where_ = "\(place).EventParameters[\(index)]"
+                let parameter = try object(item, where_)
+                guard case .string(let id)? = parameter["ParameterID"] else { throw fail("\(where_).ParameterID is missing or not text") }
+                let value: Double
+                if case .bool(let flag)? = parameter["ParameterValue"] {
+                    value = flag ? 1 : 0
+                } else {
+                    value = try number(parameter["ParameterValue"], "\(where_).ParameterValue (\(id.prefix(64)))", in: Self.range(of: id))
+                }
+                guard Self.eventParameters.contains(id) else {
+                    throw fail("\(where_).ParameterID '\(id.prefix(64))' is not an event parameter (\(Self.eventParameters.sorted().joined(separator: ", ")))")
+                }
+                parameters[id] = value
+            }
+        }
+        func duration(required: Bool) throws(HapticPatternError) -> Double? {
+            guard fields["EventDuration"] != nil || required else { return nil }
+            let duration = try number(fields["EventDuration"], "\(place).EventDuration", in: 0...limit)
+            guard time + duration <= limit else { throw fail("\(place) ends after \(limit) s") }
+            return duration
+        }
+        let intensity = parameters["HapticIntensity"] ?? 1
+        let sharpness = parameters["HapticSharpness"] ?? 0.5
+        if parameters["HapticSharpness"] != nil {
+            note("sharpness", "sharpness is drawn but not felt: an evdev rumble motor has one frequency (a periodic effect's period is not a motor's sharpness)")
+        }
+        switch type {
+        case "HapticTransient":
+            return .transient(time: time, intensity: intensity, sharpness: sharpness)
+        case "HapticContinuous":
+            let envelope = HapticPattern.HapticEnvelope(
+                attack: parameters["AttackTime"] ?? 0, decay: parameters["DecayTime"] ?? 0,
+                release: parameters["ReleaseTime"] ?? 0, sustained: (parameters["Sustained"] ?? 1) != 0)
+            return .continuous(
+                time: time, duration: try duration(required: true)!, intensity: intensity, sharpness: sharpness, envelope: envelope)
+        case "AudioCustom":
+            guard case .string(let file)? = fields["EventWaveformPath"], !file.isEmpty, file.utf8.count <= HapticPattern.Limits.textLength
+            else { throw fail("\(place).EventWaveformPath is missing or not a path of 1 to \(HapticPattern.Limits.textLength) bytes") }
+            for ignored in ["AudioPitch", "AudioBrightness"] where parameters[ignored] != nil {
+                note(ignored, "\(ignored) is not played: sounds play as recorded")
+            }
+            return .sound(
+                time: time, path: file.hasPrefix("/") ? file : "\(directory)/\(file)", volume: parameters["AudioVolume"] ?? 1,
+                pan: parameters["AudioPan"] ?? 0, duration: try duration(required: false))
+        case "AudioContinuous":
+            _ = try duration(required: true)
+            note("AudioContinuous", "AudioContinuous events (a tone Core Haptics synthesizes) are not played: there is no synthesizer here")
+            return nil
+        default:
+            throw fail("\(place).EventType '\(type.prefix(64))' is not HapticTransient, HapticContinuous, AudioCustom or AudioContinuous")
+        }
+    }
+
+    mutating func parameter(_ fields: [String: JSONValue], _ place: String, curve: Bool) throws(HapticPatternError) -> HapticPattern.Curve {
+        guard case .string(let id)? = fields["ParameterID"] else { throw fail("\(place).ParameterID is missing or not text") }
+        guard let control = HapticPattern.Control(rawValue: id) else {
+            throw fail("\(place).ParameterID '\(id.prefix(64))' is not a dynamic parameter (\(HapticPattern.Control.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let time = try number(fields["Time"], "\(place).Time", in: 0...HapticPattern.Limits.duration)
+        let range = Self.range(of: id)
+        if [.audioPitch, .audioBrightness].contains(control) {
+            note(id, "\(id) is not played: sounds play as recorded")
+        }
+        guard curve else {
+            return .init(control: control, points: [(time, try number(fields["ParameterValue"], "\(place).ParameterValue", in: range))])
+        }
+        guard case .array(let list)? = fields["ParameterCurveControlPoints"], !list.isEmpty else {
+            throw fail("\(place).ParameterCurveControlPoints is missing, empty or not a list")
+        }
+        guard list.count <= HapticPattern.Limits.curvePoints else {
+            throw fail("\(place) has \(list.count) control points, more than \(HapticPattern.Limits.curvePoints)")
+        }
+        curvePoints += list.count
+        guard curvePoints <= HapticPattern.Limits.totalCurvePoints else {
+            throw fail("\(place): more than \(HapticPattern.Limits.totalCurvePoints) control points in all")
+        }
+        var points: [(time: Double, value: Double)] = []
+        for (index, item) in list.enumerated() {
+            let where_ = "\(place).ParameterCurveControlPoints[\(index)]"
+            let point = try object(item, where_)
+            let at = time + (try number(point["Time"], "\(where_).Time", in: 0...HapticPattern.Limits.duration))
+            guard at <= HapticPattern.Limits.duration else { throw fail("\(where_) is after \(HapticPattern.Limits.duration) s") }
+            if let last = points.last, at < last.time { throw fail("\(where_).Time goes back in time") }
+            points.append((at, try number(point["ParameterValue"], "\(where_).ParameterValue", in: range)))
+        }
+        return .init(control: control, points: points)
+    }
+
+    /// The event parameters Apple documents.
+    static let eventParameters: Set<String> = [
+        "HapticIntensity", "HapticSharpness", "AttackTime", "DecayTime", "ReleaseTime", "Sustained", "AudioVolume", "AudioPan",
+        "AudioPitch", "AudioBrightness",
+    ]
+
+    /// The values a parameter takes, as Core Haptics documents them: an event's attack, decay
+    /// and release times in seconds; pan and pitch −1…1; the dynamic parameters that add to an
+    /// event's value (sharpness, the times, pan, pitch, brightness) −1…1; the rest, among them the
+    /// intensity and volume controls, which multiply, 0…1.
+    static func range(of id: String) -> ClosedRange<Double> {
+        switch id {
+        case "AttackTime", "DecayTime", "ReleaseTime": 0...HapticPattern.Limits.duration
+        case "AudioPan", "AudioPitch", "AudioPanControl", "AudioPitchControl", "HapticSharpnessControl", "HapticAttackTimeControl",
+            "HapticDecayTimeControl", "HapticReleaseTimeControl", "AudioAttackTimeControl", "AudioDecayTimeControl",
+            "AudioReleaseTimeControl", "AudioBrightnessControl":
+            -1...1
+        default: 0...1
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import FeedbackServices
+import FeedbackTestSupport
+import Foundation
+import Glibc
+import Testing
+
+@testable import FeedbackCLI
+
+/// Haptic patterns read from AHAP files (`HapticPattern`), on fixtures written as Apple's AHAP
+/// documentation lays the format out, and malformed ones; and `feedbackctl haptics check|show`.
+@Suite struct HapticsCommandTests {
+    let directory = TemporaryDirectory()
+
+    /// A heartbeat as Apple's documentation builds its examples: a tap, a held beat under an
+    /// intensity curve, a sound beside them, and sharpness.
+    static let heartbeat = #"""
+        {
+          "Version": 1.0,
+          "Metadata": { "Project": "Tests", "Description": "A heartbeat" },
+          "Pattern": [
+            { "Event": { "Time": 0.0, "EventType": "HapticTransient",
+                "EventParameters": [ { "ParameterID": "HapticIntensity", "ParameterValue": 1.0 },
+                                     { "ParameterID": "HapticSharpness", "ParameterValue": 0.5 } ] } },
+            { "Event": { "Time": 0.5, "EventType": "HapticContinuous", "EventDuration": 0.5,
+                "EventParameters": [ { "ParameterID": "HapticIntensity", "ParameterValue": 0.5 },
+                                     { "ParameterID": "HapticSharpness", "ParameterValue": 0.5 },
+                                     { "ParameterID": "Sustained", "ParameterValue": 1 } ] } },
+            { "Event": { "Time": 0.25, "EventType": "AudioCustom", "EventWaveformPath": "beat.wav", "EventDuration": 0.25,
+                "EventParameters": [ { "ParameterID": "AudioVolume", "ParameterValue": 0.75 },
+                                     { "ParameterID": "AudioPan", "ParameterValue": -0.5 } ] } },
+            { "Parameter": { "ParameterID": "HapticIntensityControl", "Time": 0.75, "ParameterValue": 0.5 } },
+            { "ParameterCurve": { "ParameterID": "HapticSharpnessControl", "Time": 0.5,
+                "ParameterCurveControlPoints": [ { "Time": 0, "ParameterValue": 0 }, { "Time": 0.5, "ParameterValue": -0.5 } ] } }
+          ]
+        }
+        """#
+
+    func write(_ text: String, _ name: String = "pattern.ahap") -> String {
+        let path = directory.file(name)
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        return path
+    }
+
+    /// A pattern whose `Pattern` is `entries`.
+    func pattern(_ entries: String) -> String { write(#"{ "Version": 1.0, "Pattern": [ \#(entries) ] }"#) }
+
+    @Test func aDocumentedPatternReadsAsWritten() throws {
+        let path = write(Self.heartbeat)
+        let read = try HapticPattern(ahapFileAt: path)
+        #expect(read.events == [
+            .transient(time: 0, intensity: 1, sharpness: 0.5),
+            .sound(time: 0.25, path: directory.file("beat.wav"), volume: 0.75, pan: -0.5, duration: 0.25),
+            .continuous(time: 0.5, duration: 0.5, intensity: 0.5, sharpness: 0.5, envelope: .init(sustained: true)),
+        ])
+        #expect(read.curves == [
+            .init(control: .hapticIntensity, points: [(0.75, 0.5)]),
+            .init(control: .hapticSharpness, points: [(0.5, 0), (1.0, -0.5)]),
+        ])
+        #expect(read.duration == 1.0)
+        #expect(read.curves[1].value(at: 0.75) == -0.25)
+        #expect(read.curves[1].value(at: 0.25) == nil)
+        #expect(read.notes.count == 1 && read.notes[0].hasPrefix("sharpness is drawn but not felt"), "\(read.notes)")
+    }
+
+    @Test func whatDoesNotPlayHereIsSaidOnce() throws {
+        let read = try HapticPattern(ahapFileAt: write(#"""
+            { "Version": 2, "Pattern": [
+              { "Event": { "Time": 0, "EventType": "AudioContinuous", "EventDuration": 1,
+                  "EventParameters": [ { "ParameterID": "AudioPitch", "ParameterValue": -0.3 } ] } },
+              { "Event": { "Time": 1, "EventType": "AudioContinuous", "EventDuration": 1 } },
+              { "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "/usr/share/sounds/x.wav",
+                  "EventParameters": [ { "ParameterID": "AudioBrightness", "ParameterValue": 0.3 } ] } } ] }
+            """#))
+        #expect(read.events == [.sound(time: 0, path: "/usr/share/sounds/x.wav", volume: 1, pan: 0, duration: nil)])
+        #expect(read.notes.count == 3, "\(read.notes)")
+        #expect(read.notes.contains { $0.hasPrefix("Version 2.0") })
+        #expect(read.notes.contains { $0.hasPrefix("AudioContinuous events") })
+        #expect(read.notes.contains { $0.hasPrefix("AudioBrightness is not played") })
+    }
+
+    @Test(arguments: [
+        (#"{ "Version": 1 }"#, "Pattern is missing or not a list"),
+        ("[1]", "the document is not an object"),
+        ("{", "not JSON"),
+        (#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "HapticTransient" }, "Parameter": {} } ] }"#,
+         "Pattern[0] must hold exactly one of Event, Parameter, ParameterCurve"),
+        (#"{ "Pattern": [ { "Sound": {} } ] }"#, "Pattern[0]: 'Sound' is not Event, Parameter or ParameterCurve"),
+        (#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "HapticBuzz" } } ] }"#, "Pattern[0].Event.EventType 'HapticBuzz' is not"),
+        (#"{ "Pattern": [ { "Event": { "EventType": "HapticTransient" } } ] }"#, "Pattern[0].Event.Time is missing"),
+        (#"{ "Pattern": [ { "Event": { "Time": -1, "EventType": "HapticTransient" } } ] }"#, "Pattern[0].Event.Time -1.0 is outside 0.0…60.0"),
+        (#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "HapticContinuous" } } ] }"#, "Pattern[0].Event.EventDuration is missing"),
+        (#"{ "Pattern": [ { "Event": { "Time": 59, "EventType": "HapticContinuous", "EventDuration": 2 } } ] }"#, "Pattern[0].Event ends after 60.0 s"),
+        (#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "HapticTransient", "EventParameters": [ { "ParameterID": "HapticIntensity", "ParameterValue": 1.5 } ] } } ] }"#,
+         "Pattern[0].Event.EventParameters[0].ParameterValue (HapticIntensity) 1.5 is outside 0.0…1.0"),
+        (#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "HapticTransient", "EventParameters": [ { "ParameterID": "Loudness", "ParameterValue": 1 } ] } } ] }"#,
+         "Pattern[0].Event.EventParameters[0].ParameterID 'Loudness' is not an event parameter"),
+        (#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "AudioCustom" } } ] }"#, "Pattern[0].Event.EventWaveformPath is missing"),
+        (#"{ "Pattern": [ { "Parameter": { "ParameterID": "HapticIntensity", "Time": 0, "ParameterValue": 1 } } ] }"#,
+         "Pattern[0].Parameter.ParameterID 'HapticIntensity' is not a dynamic parameter"),
+        (#"{ "Pattern": [ { "ParameterCurve": { "ParameterID": "AudioVolumeControl", "Time": 0, "ParameterCurveControlPoints": [] } } ] }"#,
+         "Pattern[0].ParameterCurve.ParameterCurveControlPoints is missing, empty or not a list"),
+        (#"{ "Pattern": [ { "ParameterCurve": { "ParameterID": "AudioVolumeControl", "Time": 0, "ParameterCurveControlPoints": [ { "Time": 1, "ParameterValue": 1 }, { "Time": 0.5, "ParameterValue": 1 } ] } } ] }"#,
+         "Pattern[0].ParameterCurve.ParameterCurveControlPoints[1].Time goes back in time"),
+    ])
+    func aMalformedPatternIsRefusedNamingTheEntryAndField(_ text: String, _ problem: String) {
+        let path = write(text)
+        #expect(throws: HapticPatternError.self) { try HapticPattern(ahapFileAt: path) }
+        do {
+            _ = try HapticPattern(ahapFileAt: path)
+        } catch {
+            #expect(error.problem.hasPrefix(problem), "\(error.problem)")
+            #expect(error.path == path)
+        }
+    }
+
+    @Test func everyCountIsBounded() throws {
+        let tap = #"{ "Event": { "Time": 0, "EventType": "HapticTransient" } }"#
+        let many = pattern(Array(repeating: tap, count: HapticPattern.Limits.entries + 1).joined(separator: ","))
+        #expect(throws: HapticPatternError(path: many, problem: "Pattern has 4097 entries, more than 4096")) {
+            try HapticPattern(ahapFileAt: many)
+        }
+        #expect(try HapticPattern(ahapFileAt: pattern(Array(repeating: tap, count: HapticPattern.Limits.entries).joined(separator: ","))).events.count == 4_096)
+        let point = #"{ "Time": 0, "ParameterValue": 1 }"#
+        let curve = { (count: Int) in
+            #"{ "ParameterCurve": { "ParameterID": "AudioVolumeControl", "Time": 0, "ParameterCurveControlPoints": [ \#(Array(repeating: point, count: count).joined(separator: ",")) ] } }"#
+        }
+        let long = pattern(curve(1_025))
+        #expect(throws: HapticPatternError(path: long, problem: "Pattern[0].ParameterCurve has 1025 control points, more than 1024")) {
+            try HapticPattern(ahapFileAt: long)
+        }
+        let total = pattern(Array(repeating: curve(1_024), count: 17).joined(separator: ","))
+        #expect(throws: HapticPatternError(path: total, problem: "Pattern[16].ParameterCurve: more than 16384 control points in all")) {
+            try HapticPattern(ahapFileAt: total)
+        }
+        let huge = write(String(repeating: " ", count: HapticPattern.Limits.fileSize + 1))
+        #expect(throws: HapticPatternError.self) { try HapticPattern(ahapFileAt: huge) }
+    }
+
+    /// The lanes, exactly: 16 columns of 1/16 s; the tap in the first, the held beat from 0.5 s
+    /// at half intensity, halved again by the intensity control from 0.75 s; sharpness 0.5,
+    /// lowered by its curve (each column shows the most it reaches); the sound from 0.25 to 0.5 s.
+    @Test func showDrawsTheLanesExactly() throws {
+        let lanes = Lanes(pattern: try HapticPattern(ahapFileAt: write(Self.heartbeat)), columns: 16)
+        #expect(lanes.intensity == "█       ▄▄▄▄▂▂▂▂")
+        #expect(lanes.sharpness == "▄       ▄▄▃▃▂▂▁▁")
+        #expect(lanes.sound == "    ████        ")
+        #expect(lanes.axis == "0 s       1.00 s")
+    }
+
+    @Test func checkAndShowAnswerWithExitCodes() throws {
+        let path = write(Self.heartbeat)
+        let checked = feedbackctl("haptics", "check", path)
+        #expect(checked.status == 0, "\(checked.errors)")
+        #expect(checked.output == "\(path): 1.00 s, 2 haptic events, 1 sound, 2 curves\n")
+        #expect(checked.errors.contains("sharpness is drawn but not felt"))
+        let shown = feedbackctl("haptics", "show", "--width", "16", path)
+        #expect(shown.output.hasSuffix("intensity │█       ▄▄▄▄▂▂▂▂│\nsharpness │▄       ▄▄▃▃▂▂▁▁│\nsound     │    ████        │\n           0 s       1.00 s\n"), "\(shown.output)")
+        let json = feedbackctl("haptics", "show", "--json", "--width", "16", path)
+        #expect(json.output.contains(#""valid":true"#) && json.output.contains(#""intensity":"█       ▄▄▄▄▂▂▂▂""#), "\(json.output)")
+        let bad = feedbackctl("haptics", "check", pattern(#"{ "Event": { "Time": 0, "EventType": "HapticBuzz" } }"#))
+        #expect(bad.status == 65)
+        #expect(bad.errors.contains("Pattern[0].Event.EventType 'HapticBuzz'"), "\(bad.errors)")
+        #expect(feedbackctl("haptics", "check", directory.file("missing.ahap")).status == 66)
+        #expect(feedbackctl("haptics", "check", directory.path).status == 66)
+        #expect(feedbackctl("haptics", "play", path).status == 64)
+        #expect(feedbackctl("haptics", "show", "--width", "8", path).status == 64)
+    }
+}

@@ -1,0 +1,37 @@
+// libFuzzer target: AHAP bytes → HapticPattern, checked against the bounds a pattern promises:
+// refused with an error, or read with every event and curve point inside them. Built and run by
+// scripts/fuzz.
+import FeedbackServices
+import FuzzSupport
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzAHAP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    guard let pattern = try? HapticPattern(ahap: bytes, path: "/fuzz/pattern.ahap", directory: "/fuzz") else { return 0 }
+    let limit = HapticPattern.Limits.duration
+    precondition(pattern.events.count <= HapticPattern.Limits.entries)
+    precondition(zip(pattern.events, pattern.events.dropFirst()).allSatisfy { $0.time <= $1.time })
+    for event in pattern.events {
+        switch event {
+        case .transient(let time, let intensity, let sharpness):
+            precondition((0...limit).contains(time) && (0...1).contains(intensity) && (0...1).contains(sharpness))
+        case .continuous(let time, let duration, let intensity, let sharpness, _):
+            precondition(time + duration <= limit && (0...1).contains(intensity) && (0...1).contains(sharpness))
+        case .sound(let time, let path, let volume, let pan, let duration):
+            precondition(time + (duration ?? 0) <= limit && (0...1).contains(volume) && (-1...1).contains(pan))
+            precondition(path.hasPrefix("/") && path.utf8.count <= HapticPattern.Limits.textLength + 6)
+        }
+    }
+    precondition(pattern.curves.reduce(0) { $0 + $1.points.count } <= HapticPattern.Limits.totalCurvePoints)
+    for curve in pattern.curves {
+        precondition(!curve.points.isEmpty && curve.points.count <= HapticPattern.Limits.curvePoints)
+        precondition(zip(curve.points, curve.points.dropFirst()).allSatisfy { $0.time <= $1.time && $1.time <= limit })
+        precondition(curve.points.allSatisfy { (-1...1).contains($0.value) })
+    }
+    precondition(pattern.duration <= limit + HapticPattern.transientDuration)
+    return 0
+}
+
+/// The program's entry (SwiftPM names an executable's `main` `MODULE_main`): libFuzzer's driver.
+@_cdecl("fuzz_ahap_main")
+func fuzzMain(_ argc: CInt, _ argv: ArgumentVector) -> CInt { runFuzzer(argc, argv, fuzzAHAP) }
