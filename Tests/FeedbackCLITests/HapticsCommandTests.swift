@@ -147,6 +147,48 @@ import Testing
         #expect(lanes.axis == "0 s       1.00 s")
     }
 
+    /// The haptic lane as one motor's steps, exactly: the 22 ms tap, a pause to 0.5 s, the held
+    /// beat at half, then at a quarter under the intensity control.
+    @Test func theHapticLaneBecomesOneMotorsSteps() throws {
+        let read = try HapticPattern(ahapFileAt: write(Self.heartbeat))
+        #expect(read.vibrationPattern?.steps == [
+            .init(duration: 22, intensity: 1), .init(duration: 478, intensity: 0), .init(duration: 250, intensity: 0.5),
+            .init(duration: 250, intensity: 0.25),
+        ])
+        #expect(read.levels(at: [0.75, 0.01, 0.3]) == [
+            .init(intensity: 0.25, sharpness: 0.25, sound: false), .init(intensity: 1, sharpness: 0.5, sound: false),
+            .init(intensity: nil, sharpness: nil, sound: true),
+        ])
+        // An attack of 0.5 s rises in steps of 1/32 to full (reached, rounded, at 492 ms), which
+        // it holds for the rest.
+        let rising = try HapticPattern(ahapFileAt: pattern(#"""
+            { "Event": { "Time": 0, "EventType": "HapticContinuous", "EventDuration": 1,
+                "EventParameters": [ { "ParameterID": "AttackTime", "ParameterValue": 0.5 } ] } }
+            """#)).vibrationPattern
+        let steps = try #require(rising?.steps)
+        #expect(steps.reduce(0) { $0 + $1.duration } == 1_000)
+        #expect(steps.last == .init(duration: 508, intensity: 1))
+        #expect(steps.count == 33, "\(steps.map(\.intensity))")
+        #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.intensity < $1.intensity })
+        // Sounds alone do not vibrate.
+        #expect(try HapticPattern(ahapFileAt: pattern(#"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "x.wav" } }"#)).vibrationPattern == nil)
+    }
+
+    /// A hostile pattern (4,088 held events on top of one another, 60 s, 8 curves of 1,024 points)
+    /// is drawn and mapped in bounded time.
+    @Test func theMostAPatternMayHoldIsDrawnInBoundedTime() throws {
+        let held = #"{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":60,"EventParameters":[{"ParameterID":"AttackTime","ParameterValue":30}]}}"#
+        let points = (0..<1_024).map { #"{"Time":\#(Double($0) * 0.05),"ParameterValue":\#($0 % 2)}"# }.joined(separator: ",")
+        let curve = #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[\#(points)]}}"#
+        let path = pattern((Array(repeating: held, count: 4_088) + Array(repeating: curve, count: 8)).joined(separator: ","))
+        let started = MonotonicClock.now
+        let read = try HapticPattern(ahapFileAt: path)
+        _ = Lanes(pattern: read, columns: 400)
+        #expect(read.vibrationPattern != nil)
+        // Not a speed figure: a guard against a hostile file holding the command for minutes.
+        #expect(MonotonicClock.now - started < 30, "took \(MonotonicClock.now - started) s")
+    }
+
     @Test func checkAndShowAnswerWithExitCodes() throws {
         let path = write(Self.heartbeat)
         let checked = feedbackctl("haptics", "check", path)

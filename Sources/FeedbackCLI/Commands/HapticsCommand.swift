@@ -120,41 +120,24 @@ struct Lanes: Equatable {
     init(pattern: HapticPattern, columns: Int) {
         let end = max(pattern.duration, HapticPattern.transientDuration)
         let step = end / Double(columns)
-        /// The curves of `control`, applied to `value` at `time`: intensity and volume multiply, sharpness adds.
-        func controlled(_ value: Double, _ control: HapticPattern.Control, at time: Double) -> Double {
-            var result = value
-            for curve in pattern.curves where curve.control == control {
-                guard let change = curve.value(at: time) else { continue }
-                result = control == .hapticSharpness ? result + change : result * change
-            }
-            return min(max(result, 0), 1)
+        // Each column is sampled at four instants across its slice, and at every event's start
+        // within it, so that a tap narrower than a column is never lost.
+        var instants: [(column: Int, time: Double)] = []
+        for column in 0..<columns {
+            instants += (0..<4).map { (column, (Double(column) + Double($0) / 4) * step) }
+        }
+        for time in Set(pattern.events.map(\.time)) {
+            instants.append((min(columns - 1, Int(time / step)), time))
         }
         var intensity = [Double?](repeating: nil, count: columns)
         var sharpness = [Double?](repeating: nil, count: columns)
         var sound = [Bool](repeating: false, count: columns)
-        // Each column is sampled at a few instants across its slice, and at every event's start
-        // within it, so a tap narrower than a column is never lost.
-        for column in 0..<columns {
-            let start = Double(column) * step
-            var instants = (0..<4).map { start + step * Double($0) / 4 }
-            instants += pattern.events.map(\.time).filter { $0 >= start && $0 < start + step }
-            for time in instants {
-                for event in pattern.events {
-                    switch event {
-                    case .transient(let at, let level, let sharp) where time >= at && time < at + HapticPattern.transientDuration:
-                        intensity[column] = max(intensity[column] ?? 0, controlled(level, .hapticIntensity, at: time))
-                        sharpness[column] = max(sharpness[column] ?? 0, controlled(sharp, .hapticSharpness, at: time))
-                    case .continuous(let at, let length, let level, let sharp, let envelope) where time >= at && time < at + length:
-                        let shaped = level * Self.envelope(envelope, at: time - at, length: length)
-                        intensity[column] = max(intensity[column] ?? 0, controlled(shaped, .hapticIntensity, at: time))
-                        sharpness[column] = max(sharpness[column] ?? 0, controlled(sharp, .hapticSharpness, at: time))
-                    case .sound(let at, _, _, _, let length) where time >= at && time < at + (length ?? step):
-                        sound[column] = true
-                    default:
-                        break
-                    }
-                }
-            }
+        let levels = pattern.levels(at: instants.map(\.time), unknownSoundLength: step)
+        for (instant, level) in zip(instants, levels) {
+            let column = instant.column
+            if let value = level.intensity { intensity[column] = max(intensity[column] ?? 0, value) }
+            if let value = level.sharpness { sharpness[column] = max(sharpness[column] ?? 0, value) }
+            if level.sound { sound[column] = true }
         }
         func draw(_ values: [Double?]) -> String {
             String(values.map { value in
@@ -170,16 +153,6 @@ struct Lanes: Equatable {
         let last = Self.seconds(end)
         axis += String(repeating: " ", count: max(1, columns - axis.count - last.count)) + last
         self.axis = axis
-    }
-
-    /// A continuous event's level `offset` seconds into its `length`: rising over the attack,
-    /// falling over the release; not sustained, fading over the whole length.
-    static func envelope(_ envelope: HapticPattern.HapticEnvelope, at offset: Double, length: Double) -> Double {
-        var level = 1.0
-        if envelope.attack > 0 { level = min(level, offset / envelope.attack) }
-        if envelope.release > 0 { level = min(level, (length - offset) / envelope.release) }
-        if !envelope.sustained, length > 0 { level *= 1 - offset / length }
-        return min(max(level, 0), 1)
     }
 
     /// The lanes with their names, and the time axis under them.

@@ -218,8 +218,8 @@ public struct HapticPatternError: Error, Sendable, Equatable, CustomStringConver
         self.fileError = fileError
     }
 
-    /// "PATH: PROBLEM".
-    public var description: String { "\(path): \(problem)" }
+    /// "PATH: PROBLEM" (a file that could not be read: the file error's own words, which name it).
+    public var description: String { fileError.map(\.description) ?? "\(path): \(problem)" }
 }
 
 /// AHAP's JSON, walked by hand so that each error names its entry and field.
@@ -400,5 +400,128 @@ private struct AHAPReader {
             -1...1
         default: 0...1
         }
+    }
+}
+
+extension HapticPattern {
+    /// What a pattern gives at one instant.
+    public struct Level: Sendable, Equatable {
+        /// The strongest vibration playing, with the intensity controls applied (0…1); nil when
+        /// none plays.
+        public var intensity: Double?
+        /// The sharpest vibration playing, with the sharpness controls applied (0…1); nil when
+        /// none plays.
+        public var sharpness: Double?
+        /// Whether a sound plays.
+        public var sound: Bool
+
+        /// A level; the default is nothing at all.
+        public init(intensity: Double? = nil, sharpness: Double? = nil, sound: Bool = false) {
+            self.intensity = intensity
+            self.sharpness = sharpness
+            self.sound = sound
+        }
+    }
+
+    /// What the pattern gives at each of `times` (seconds): vibrations shaped by their envelopes,
+    /// intensity curves multiplying and sharpness curves adding (Core Haptics' dynamic
+    /// parameters), and whether a sound plays (one of no given duration counts as
+    /// `unknownSoundLength` seconds long). One sweep through the events in time order: the cost
+    /// is the number of times by the events playing at once, plus the events and curve points.
+    public func levels(at times: [Double], unknownSoundLength: Double = 0) -> [Level] {
+        func end(_ event: Event) -> Double {
+            switch event {
+            case .transient(let time, _, _): time + Self.transientDuration
+            case .continuous(let time, let duration, _, _, _): time + duration
+            case .sound(let time, _, _, _, let duration): time + (duration ?? unknownSoundLength)
+            }
+        }
+        var result = [Level](repeating: Level(), count: times.count)
+        var next = 0
+        var active: [Int] = []
+        var pointers = [Int](repeating: 0, count: curves.count)
+        for index in times.indices.sorted(by: { times[$0] < times[$1] }) {
+            let time = times[index]
+            while next < events.count, events[next].time <= time {
+                active.append(next)
+                next += 1
+            }
+            active.removeAll { end(events[$0]) <= time }
+            var intensityScale = 1.0
+            var sharpnessShift = 0.0
+            for (number, curve) in curves.enumerated() where curve.control == .hapticIntensity || curve.control == .hapticSharpness {
+                let points = curve.points
+                guard let first = points.first, time >= first.time else { continue }
+                while pointers[number] + 1 < points.count, points[pointers[number] + 1].time <= time { pointers[number] += 1 }
+                let at = pointers[number]
+                var value = points[at].value
+                if at + 1 < points.count {
+                    let (a, b) = (points[at], points[at + 1])
+                    value = a.value + (b.value - a.value) * (time - a.time) / (b.time - a.time)
+                }
+                if curve.control == .hapticIntensity { intensityScale *= value } else { sharpnessShift += value }
+            }
+            var level = Level()
+            for number in active {
+                switch events[number] {
+                case .transient(_, let intensity, let sharpness):
+                    level.intensity = max(level.intensity ?? 0, intensity)
+                    level.sharpness = max(level.sharpness ?? 0, sharpness)
+                case .continuous(let start, let duration, let intensity, let sharpness, let envelope):
+                    level.intensity = max(level.intensity ?? 0, intensity * envelope.level(at: time - start, of: duration))
+                    level.sharpness = max(level.sharpness ?? 0, sharpness)
+                case .sound:
+                    level.sound = true
+                }
+            }
+            level.intensity = level.intensity.map { min(max($0 * intensityScale, 0), 1) }
+            level.sharpness = level.sharpness.map { min(max($0 + sharpnessShift, 0), 1) }
+            result[index] = level
+        }
+        return result
+    }
+
+    /// The steps of intensity one motor can play: `VibrationPattern` steps as `HapticEngine`
+    /// plays them (rumble, or a sine where a device has only periodic effects). The intensity
+    /// (`levels(at:)`) is sampled every millisecond (coarser for a pattern of many overlapping
+    /// events, so that no more than about four million event samples are taken), rounded to
+    /// 1/32, and equal neighbours are one step; the time before the first vibration is a pause.
+    /// Sounds and sharpness are not in it; nil when nothing vibrates.
+    public var vibrationPattern: VibrationPattern? {
+        let ends = events.compactMap { event -> Double? in
+            switch event {
+            case .transient(let time, _, _): time + Self.transientDuration
+            case .continuous(let time, let duration, _, _, _): time + duration
+            case .sound: nil
+            }
+        }
+        guard let last = ends.max(), last > 0 else { return nil }
+        let milliseconds = Int((last * 1000).rounded(.up))
+        let resolution = max(1, Int((Double(milliseconds) * Double(events.count) / 4_000_000).rounded(.up)))
+        let count = (milliseconds + resolution - 1) / resolution
+        let times = (0..<count).map { (Double($0 * resolution) + Double(resolution) / 2) / 1000 }
+        var steps: [VibrationPattern.Step] = []
+        for level in levels(at: times) {
+            let intensity = ((level.intensity ?? 0) * 32).rounded() / 32
+            if let previous = steps.last, previous.intensity == intensity {
+                steps[steps.count - 1].duration += resolution
+            } else {
+                steps.append(.init(duration: resolution, intensity: intensity))
+            }
+        }
+        return try? VibrationPattern(steps: steps)
+    }
+}
+
+extension HapticPattern.HapticEnvelope {
+    /// The level, 0…1, `offset` seconds into a vibration `length` seconds long: rising over the
+    /// attack, falling over the release; not sustained, fading over the whole length as well.
+    /// (`decay` is kept, not applied: an event has no sustain level of its own to decay to.)
+    public func level(at offset: Double, of length: Double) -> Double {
+        var level = 1.0
+        if attack > 0 { level = min(level, offset / attack) }
+        if release > 0 { level = min(level, (length - offset) / release) }
+        if !sustained, length > 0 { level *= 1 - offset / length }
+        return min(max(level, 0), 1)
     }
 }

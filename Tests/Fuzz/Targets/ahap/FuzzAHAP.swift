@@ -29,6 +29,14 @@ public func fuzzAHAP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         precondition(curve.points.allSatisfy { (-1...1).contains($0.value) })
     }
     precondition(pattern.duration <= limit + HapticPattern.transientDuration)
+    // The haptic lane as motor steps: every intensity 0…1 (VibrationPattern refuses any other),
+    // no longer than the pattern.
+    if let steps = pattern.vibrationPattern?.steps {
+        precondition(steps.reduce(0) { $0 + $1.duration } <= Int((pattern.duration * 1000).rounded(.up)) + 1_000)
+    }
+    for level in pattern.levels(at: [0, pattern.duration / 2, pattern.duration]) {
+        precondition(level.intensity.map { (0...1).contains($0) } ?? true && level.sharpness.map { (0...1).contains($0) } ?? true)
+    }
     return 0
 }
 
