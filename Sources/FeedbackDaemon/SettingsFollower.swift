@@ -58,7 +58,7 @@ final class SettingsFollower: Sendable {
         guard settings.installed else { return }
         log(Self.followed)
         // The daemon loaded the theme `default` names, before the settings were read.
-        if settings.theme != FeedbackThemeLocations.defaultName { themeChanged() }
+        if settings.theme != FeedbackThemeLocations.defaultName && themeFollowsSettings { themeChanged() }
         let file = service.manager.settings
         if file.environmentProfile == nil, settings.profile != file.profile {
             store(settings.profile, from: "\(FeedbackdSettings.schema) profile")
@@ -111,11 +111,14 @@ final class SettingsFollower: Sendable {
         if storeProfile { writeProfileIfDifferent() }
     }
 
+    /// Whether GSettings' `theme` chooses the theme: not while `$FEEDBACK_THEME` names a file.
+    private var themeFollowsSettings: Bool { (environment["FEEDBACK_THEME"] ?? "").isEmpty }
+
     private func readFeedbackd() {
         let (settings, problem) = FeedbackdSettings.read(environment: environment)
         let was = service.feedbackdSettings
         service.replace(feedbackd: settings)
-        if settings.theme != was.theme { themeChanged() }
+        if settings.theme != was.theme && themeFollowsSettings { themeChanged() }
         if settings.installed != was.installed {
             log(
                 settings.installed

@@ -163,6 +163,25 @@ extension FeedbackDaemonTests {
         #expect(ended("second-event") == UInt32.max)
     }
 
+    /// `$FEEDBACK_THEME` names the theme file whatever `theme` says, at start and after a change.
+    @Test func feedbackThemeOutranksTheThemeKey() throws {
+        let (harness, settings) = try dconfHarness()
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "theme", "first").status == 0)
+        let file = harness.directory.write(
+            Array(#"{ "name": "pinned", "profiles": [ { "name": "full", "feedbacks": [ { "event-name": "pinned-event", "type": "Dummy" } ] } ] }"#.utf8),
+            to: "pinned.json")
+        var environment = settings
+        environment["FEEDBACK_THEME"] = file
+        let daemon = try harness.startDaemon(environment: environment)
+        #expect(daemon.waitForLog(containing: "feedbackd's settings (org.sigxcpu.feedbackd) are read and followed", timeout: 5))
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "theme", "second").status == 0)
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "profile", "quiet").status == 0)
+        // The profile's change is seen, so the theme's was read too.
+        #expect(eventually(2) { storedProfile(harness) == .quiet }, "\(daemon.errors)")
+        #expect(!daemon.errors.contains("theme changed"), "\(daemon.errors)")
+        #expect(daemon.errors.contains("feedback theme 'pinned'"), "\(daemon.errors)")
+    }
+
     @Test func perAppLevelsAllowImportantAndEventSoundsFollowGSettingsLive() throws {
         let (harness, settings) = try dconfHarness()
         let clocks = "org.sigxcpu.feedbackd.application:/org/sigxcpu/feedbackd/application/org-example-quietapp/"
