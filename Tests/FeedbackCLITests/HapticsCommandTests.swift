@@ -1,4 +1,4 @@
-import FeedbackServices
+@testable import FeedbackServices
 import FeedbackTestSupport
 import Foundation
 import Glibc
@@ -60,6 +60,16 @@ import Testing
         #expect(read.curves[1].value(at: 0.75) == -0.25)
         #expect(read.curves[1].value(at: 0.25) == nil)
         #expect(read.notes.count == 1 && read.notes[0].hasPrefix("sharpness is drawn but not felt"), "\(read.notes)")
+    }
+
+    /// A relative AHAP path still gives its sounds absolute paths, from the working directory.
+    @Test func aPatternsDirectoryIsAbsolute() {
+        #expect(HapticPattern.directory(of: "/a/b/x.ahap", workingDirectory: "/w") == "/a/b")
+        #expect(HapticPattern.directory(of: "/x.ahap", workingDirectory: "/w") == "/")
+        #expect(HapticPattern.directory(of: "x.ahap", workingDirectory: "/w") == "/w")
+        #expect(HapticPattern.directory(of: "p/x.ahap", workingDirectory: "/w") == "/w/p")
+        #expect(HapticPattern.directory(of: "p/x.ahap", workingDirectory: "/") == "/p")
+        #expect(HapticPattern.directory(of: "x.ahap", workingDirectory: "/") == "/")
     }
 
     @Test func whatDoesNotPlayHereIsSaidOnce() throws {

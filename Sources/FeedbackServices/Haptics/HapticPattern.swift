@@ -179,12 +179,21 @@ public struct HapticPattern: Sendable, Equatable {
             throw HapticPatternError(path: path, problem: error.description, fileError: error)
         }
         guard let bytes = read else { throw HapticPatternError(path: path, problem: "no such file") }
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        try self.init(ahap: bytes, path: path, directory: directory.isEmpty ? "/" : directory)
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let working = getcwd(&buffer, buffer.count) != nil ? String(cString: buffer) : "/"
+        try self.init(ahap: bytes, path: path, directory: Self.directory(of: path, workingDirectory: working))
     }
 
-    /// Reads an AHAP document: `path` names it in errors, `directory` is where relative
-    /// `EventWaveformPath`s are.
+    /// The absolute directory of the file at `path`, a relative one taken from `workingDirectory`.
+    static func directory(of path: String, workingDirectory: String) -> String {
+        let parent = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : ""
+        if path.hasPrefix("/") { return parent.isEmpty ? "/" : parent }
+        let base = workingDirectory == "/" ? "" : workingDirectory
+        return parent.isEmpty ? (base.isEmpty ? "/" : base) : "\(base)/\(parent)"
+    }
+
+    /// Reads an AHAP document: `path` names it in errors, `directory` (absolute) is where
+    /// relative `EventWaveformPath`s are.
     /// - Throws: `HapticPatternError`.
     public init(ahap bytes: [UInt8], path: String, directory: String) throws(HapticPatternError) {
         guard bytes.count <= Limits.fileSize else {
