@@ -94,18 +94,21 @@ extension AudioServerSuites {
         }
 
         /// A play's media role goes with it (`media.role`): libcanberra makes a stream per play.
+        /// The play runs to its end: cancelled after pactl had listed it, on pipewire-pulse 0.3.65,
+        /// the next libcanberra context of the suite was refused ("Not available") in 5 of 8 runs
+        /// beside two busy loops (0 of 5 played to the end; 0 of 6 without this test). Not
+        /// root-caused; `stopCancelsAndReportsOnce` covers the cancel.
         @Test(arguments: SoundServerKind.testable)
         func aPlaysMediaRoleReachesTheServer(_ kind: SoundServerKind) throws {
             let (server, output) = try rig(kind)
             let long = Signal.buffer(Signal.sines([450], amplitude: 0.2, seconds: 2, rate: 48_000), channels: 1, rate: 48_000)
             let ends = EndRecorder()
-            let handle = output.play(long, options: PlaybackOptions(mediaRole: "alarm"), completion: ends.completion)
+            output.play(long, options: PlaybackOptions(mediaRole: "alarm"), completion: ends.completion)
             let listing = waitForPactl(server: server.server, ["list", "sink-inputs"], timeout: 2) {
                 $0.contains("media.role = \"alarm\"")
             }
             #expect(listing.satisfied, "\(listing.last)")
-            handle.stop()
-            #expect(ends.wait()?.end == .stopped)
+            #expect(ends.wait()?.end == .finished)
         }
 
         @Test(arguments: SoundServerKind.testable)
