@@ -174,12 +174,14 @@ struct VMDaemon {
     /// What both run with, and what `gdbus` needs to reach the bus.
     let environment: [String]
 
-    /// Starts both and waits until the daemon owns org.sigxcpu.Feedback; `extraEnvironment`
-    /// (`NAME=value`) is added to what both run with, an entry replacing the default of its name
-    /// (`PULSE_SERVER=`, empty, lets the service fall back to ALSA).
-    init(theme: String, extraEnvironment: [String] = []) throws(CaseFailure) {
+    /// Starts both and waits until the daemon owns org.sigxcpu.Feedback; `theme` is the feedback
+    /// theme (`FEEDBACK_THEME`; nil: none, the service chooses as it does on a device);
+    /// `extraEnvironment` (`NAME=value`) is added to what both run with, an entry replacing the
+    /// default of its name (`PULSE_SERVER=`, empty, lets the service fall back to ALSA);
+    /// `arguments` are the daemon's.
+    init(theme: String?, extraEnvironment: [String] = [], arguments: [String] = []) throws(CaseFailure) {
         let name = { (entry: String) in entry.prefix { $0 != "=" } }
-        let replaced = Set(extraEnvironment.map(name))
+        let replaced = Set(extraEnvironment.map(name) + (theme == nil ? ["FEEDBACK_THEME"] : []))
         environment = [
             "PATH=/bin", "HOME=/tmp", "XDG_CONFIG_HOME=/tmp/config", "XDG_RUNTIME_DIR=/tmp",
             "DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/vm-bus", "FEEDBACK_THEME=/tmp/vm-theme.json",
@@ -193,12 +195,12 @@ struct VMDaemon {
             </busconfig>
             """
         try writeFile("/tmp/vm-bus.conf", config)
-        try writeFile("/tmp/vm-theme.json", theme)
+        if let theme { try writeFile("/tmp/vm-theme.json", theme) }
         unlink("/tmp/vm-bus")
         bus = try startProgram("/bin/dbus-daemon", ["--config-file=/tmp/vm-bus.conf", "--nofork"], environment, log: "/tmp/vm-bus.log")
         for _ in 0..<200 where access("/tmp/vm-bus", F_OK) != 0 { sleepMilliseconds(10) }
         do {
-            daemon = try startProgram("/bin/feedbackservicesd", [], environment, log: "/tmp/vm-daemon.log")
+            daemon = try startProgram("/bin/feedbackservicesd", arguments, environment, log: "/tmp/vm-daemon.log")
         } catch {
             stopProgram(bus)
             throw error
@@ -239,7 +241,7 @@ struct VMDaemon {
     }
 }
 
-private func writeFile(_ path: String, _ text: String) throws(CaseFailure) {
+func writeFile(_ path: String, _ text: String) throws(CaseFailure) {
     guard let file = fopen(path, "w") else { throw CaseFailure("cannot write \(path)") }
     fputs(text, file)
     fclose(file)

@@ -534,6 +534,12 @@ run("daemon-led-feedback") {
     return try daemonLEDCase()
 }
 
+run("daemon-device-themes") {
+    // Eight services started one after another: a minute of its own.
+    alarm(60)
+    return try deviceThemesCase { (name: String) throws(CaseFailure) in try device(name) }
+}
+
 if let unknown = onlyCases?.subtracting(caseNames), !unknown.isEmpty {
     failures += 1
     print("CASE FEEDBACK_VM_ONLY FAIL names no case: \(unknown.sorted().joined(separator: ", "))")

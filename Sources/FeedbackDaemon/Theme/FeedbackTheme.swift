@@ -42,8 +42,9 @@ package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConve
 /// feedback has an `event-name`, a `type` and the type's fields, read as feedbackd 0.8 reads them
 /// (`src/fbd-feedback-*.c`, their properties):
 /// - `Sound`: `effect` (a sound theme event) or `file-name` (an absolute path, played instead of
-///   the effect when both are given); `media-role` is read and not used (a note says so): every
-///   sound plays in the engine's one stream.
+///   the effect when both are given); `media-role` is the stream's `media.role` at the sound
+///   server (`PlaybackOptions.mediaRole`, as feedbackd hands it to gsound); one no stream can
+///   carry is said in `notes`, and that sound plays as an event sound.
 /// - `VibraRumble`: `duration` in ms (default 1000, feedbackd's), `count` (default 1; 0, which
 ///   feedbackd takes, is refused: no rumble), `pause` in ms (default 0), `magnitude` 0…1
 ///   (default 1, Debian's feedbackd 0.0.3 full strength; feedbackd 0.8 says 0.5).
@@ -101,8 +102,8 @@ package struct FeedbackTheme: Sendable {
     package let files: [String]
     /// Feedbacks of an unknown type, accepted and run as a `Dummy`.
     package let ignored: [String]
-    /// What else is not played as written (a `media-role`, a profile of another name, a parent
-    /// found nowhere), one line each.
+    /// What else is not played as written (a `media-role` no stream can carry, a profile of
+    /// another name, a parent found nowhere), one line each.
     package let notes: [String]
     /// `Led` feedbacks whose colour is shown white (see `ledColor(_:)`), with their colour.
     package let approximated: [String]
