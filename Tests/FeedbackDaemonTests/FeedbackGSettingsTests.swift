@@ -367,3 +367,37 @@ extension FeedbackDaemonTests {
         )
     }
 }
+
+extension FeedbackDaemonTests {
+    /// Following GSettings live costs no wake-ups: with a real dconf-service, feedbackd's schema,
+    /// a change followed, two apps' levels read (the first with `gsettings`, the next from dconf's
+    /// databases by libdconf in the service's process) and a level changed, the service's threads
+    /// sleep once its stream has closed, whatever libdconf started with them.
+    @Test func anIdleServiceFollowingDconfSleeps() throws {
+        let (harness, settings) = try dconfHarness()
+        let daemon = try harness.startDaemon(["--idle-timeout", "1"], environment: settings)
+        #expect(daemon.waitForLog(containing: "feedbackd's settings (org.sigxcpu.feedbackd) are read", timeout: 5))
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "profile", "quiet").status == 0)
+        #expect(eventually(2) { storedProfile(harness) == .quiet }, "\(daemon.errors)")
+        #expect(gsettings(harness, settings, "set", "org.sigxcpu.feedbackd", "profile", "full").status == 0)
+        #expect(eventually(2) { storedProfile(harness) == .full }, "\(daemon.errors)")
+        #expect(heard(harness, app: "org.example.FirstApp", "message-new-instant"), "\(daemon.errors)")
+        #expect(heard(harness, app: "org.example.SecondApp", "message-new-instant"), "\(daemon.errors)")
+        #expect(
+            daemon.waitForLog(containing: "per-app levels are read from dconf in this process (libdconf)", timeout: 2),
+            "\(daemon.errors)")
+        let second = "org.sigxcpu.feedbackd.application:/org/sigxcpu/feedbackd/application/org-example-secondapp/"
+        #expect(gsettings(harness, settings, "set", second, "profile", "silent").status == 0)
+        #expect(eventually(2) { !heard(harness, app: "org.example.SecondApp", "message-new-instant") }, "\(daemon.errors)")
+        // The stream closes a second after the last sound; the play's threads end before that.
+        usleep(3_000_000)
+        let before = Self.wakeUps(daemon.pid)
+        usleep(3_000_000)
+        let after = Self.wakeUps(daemon.pid)
+        let woke =
+            after.filter { before[$0.key] != $0.value }.map { "\($0.key): \($0.value - (before[$0.key] ?? 0))" }
+            + before.keys.filter { after[$0] == nil }.map { "\($0): ended" }
+        #expect(woke.isEmpty, "wake-ups while idle, following dconf: \(woke.sorted())")
+        print("idle service following dconf: \(woke.count) of \(after.count) threads woke in 3 s (\(after.keys.sorted().joined(separator: ", ")))")
+    }
+}
