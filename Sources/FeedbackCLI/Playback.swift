@@ -62,7 +62,7 @@ enum Playback {
     }
 
     /// What opens the output `destination` plays on (a file renders on the automatic one's rate).
-    private static func opener(for destination: Destination) -> @Sendable () throws(PlaybackError) -> any AudioOutput {
+    static func opener(for destination: Destination) -> @Sendable () throws(PlaybackError) -> any AudioOutput {
         switch destination {
         case .canberra: { () throws(PlaybackError) in try CanberraOutput() }
         case .alsa(let device): { () throws(PlaybackError) in try AudioOutputSelection.alsa(device: device) }
@@ -145,11 +145,17 @@ enum Playback {
     /// is rendered. Ctrl-C or SIGTERM stops the render within a block and leaves `path` as it was
     /// (130 or 143).
     static func render(_ buffer: PCMBuffer, options: PlaybackOptions, to path: String) throws(CommandError) {
-        let file = FileOutput(path: path, format: try outputFormat(path))
         var counted = options
         // `--loop N` counts plays, however many: never the library's `forever`, which a file cuts.
         counted.playCount = min(options.playCount, PlaybackOptions.forever - 1)
-        file.play(buffer, options: counted)
+        try render(to: path) { file in file.play(buffer, options: counted) }
+    }
+
+    /// Renders what `place` puts on a `FileOutput`'s timeline into the sound file at `path`, as
+    /// `render(_:options:to:)` renders one sound.
+    static func render(to path: String, _ place: (FileOutput) -> Void) throws(CommandError) {
+        let file = FileOutput(path: path, format: try outputFormat(path))
+        place(file)
         let length: Double?
         do {
             length = try file.finish(stoppingWhen: { Interruption.receivedSignal != nil })

@@ -9,7 +9,7 @@ import Testing
 /// Haptic patterns read from AHAP files (`HapticPattern`), on fixtures written as Apple's AHAP
 /// documentation lays the format out, and malformed ones; and `feedbackctl haptics check|show`.
 @Suite struct HapticsCommandTests {
-    let directory = TemporaryDirectory()
+    var directory = TemporaryDirectory()
 
     /// A heartbeat as Apple's documentation builds its examples: a tap, a held beat under an
     /// intensity curve, a sound beside them, and sharpness.
@@ -214,7 +214,161 @@ import Testing
         #expect(bad.errors.contains("Pattern[0].Event.EventType 'HapticBuzz'"), "\(bad.errors)")
         #expect(feedbackctl("haptics", "check", directory.file("missing.ahap")).status == 66)
         #expect(feedbackctl("haptics", "check", directory.path).status == 66)
-        #expect(feedbackctl("haptics", "play", path).status == 64)
+        #expect(feedbackctl("haptics", "dance", path).status == 64)
         #expect(feedbackctl("haptics", "show", "--width", "8", path).status == 64)
+    }
+}
+
+/// The sound lane of a pattern: its steps (`HapticPattern.soundSteps`), rendered sample-exactly
+/// mixed once (`HapticPatternSounds.mix`), rendered into a file (`haptics play --output`), and played on a real server.
+extension HapticsCommandTests {
+    /// Two constant sounds (exact to compare): `a.wav` 0.1 s at 0.25, `b.wav` 0.2 s at 0.4; `a`
+    /// at 0.1 s (half volume, hard left), `b` at 0.3 s under a volume curve falling from 1 at
+    /// 0.35 s to 0.5 at 0.45 s, and `a` again at 0.6 s cut after 0.05 s.
+    func soundLane() throws -> String {
+        for (name, level, seconds) in [("a.wav", Float(0.25), 0.1), ("b.wav", Float(0.4), 0.2)] {
+            let buffer = try SoundDecoder().decode(
+                samples: [Float](repeating: level, count: Int(seconds * 48_000)), sampleRate: 48_000, channelCount: 1)
+            try SoundFileWriter.write(buffer, to: directory.file(name), format: .wavFloat)
+        }
+        return pattern(
+            #"""
+            { "Event": { "Time": 0.1, "EventType": "AudioCustom", "EventWaveformPath": "a.wav",
+                "EventParameters": [ { "ParameterID": "AudioVolume", "ParameterValue": 0.5 },
+                                     { "ParameterID": "AudioPan", "ParameterValue": -1 } ] } },
+            { "Event": { "Time": 0.3, "EventType": "AudioCustom", "EventWaveformPath": "b.wav" } },
+            { "Event": { "Time": 0.6, "EventType": "AudioCustom", "EventWaveformPath": "a.wav", "EventDuration": 0.05 } },
+            { "ParameterCurve": { "ParameterID": "AudioVolumeControl", "Time": 0.35,
+                "ParameterCurveControlPoints": [ { "Time": 0, "ParameterValue": 1 }, { "Time": 0.1, "ParameterValue": 0.5 } ] } }
+            """#)
+    }
+
+    /// Steps as text, times to the microsecond, so that 0.35 + 0.1 reads as 0.45.
+    func describe(_ steps: [HapticPattern.SoundStep]) -> [String] {
+        func time(_ value: Double) -> String { String(Int((value * 1_000_000).rounded())) }
+        return steps.map { step in
+            let action =
+                switch step.action {
+                case .start(let path, let volume, let pan): "start \(path.split(separator: "/").last!) \(volume) \(pan)"
+                case .volume(let volume, let ramp): "volume \(volume) over \(time(ramp))"
+                case .pan(let pan, let ramp): "pan \(pan) over \(time(ramp))"
+                case .stop: "stop"
+                }
+            return "\(time(step.time)) #\(step.sound) \(action)"
+        }
+    }
+
+    @Test func theSoundLaneIsStepsInTimeOrder() throws {
+        let read = try HapticPattern(ahapFileAt: try soundLane())
+        let sounds = try HapticPatternSounds(pattern: read)
+        #expect(describe(sounds.steps) == [
+            "100000 #0 start a.wav 0.5 -1.0",
+            "300000 #1 start b.wav 1.0 0.0",
+            "350000 #1 volume 0.5 over 100000",
+            "600000 #2 start a.wav 0.5 0.0",
+            "650000 #2 stop",
+        ])
+        // A Parameter is a step where it starts: a sound playing across it follows at once.
+        let stepped = try HapticPattern(ahapFileAt: pattern(#"""
+            { "Event": { "Time": 0.3, "EventType": "AudioCustom", "EventWaveformPath": "b.wav" } },
+            { "Parameter": { "ParameterID": "AudioPanControl", "Time": 0.4, "ParameterValue": 0.5 } }
+            """#))
+        #expect(describe(try HapticPatternSounds(pattern: stepped).steps) == [
+            "300000 #0 start b.wav 1.0 0.0",
+            "400000 #0 pan 0.5 over 0",
+        ])
+    }
+
+    @Test func theSoundLaneRendersSampleExactly() throws {
+        let path = try soundLane()
+        let sounds = try HapticPatternSounds(pattern: try HapticPattern(ahapFileAt: path))
+        let mix = try #require(sounds.mix)
+        #expect(mix.channelCount == 2 && mix.sampleRate == 48_000)
+        let samples = mix.samples
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        let right = stride(from: 1, to: samples.count, by: 2).map { samples[$0] }
+        // a, half volume, hard left: from frame 4,800 (0.1 s) for 4,800 frames.
+        #expect(left[4_799] == 0 && left[4_800] == 0.125 && left[9_599] == 0.125 && left[9_600] == 0)
+        #expect(right[4_800..<9_600].allSatisfy { $0 == 0 })
+        // b from 0.3 s, full until the curve at 0.35 s, then down a line to half at 0.45 s.
+        #expect(left[14_399] == 0 && left[14_400] == 0.4 && left[16_799] == 0.4 && right[15_000] == 0.4)
+        #expect(abs(left[19_200] - 0.3) < 1e-4, "half-way down the curve: \(left[19_200])")
+        #expect(abs(left[21_700] - 0.2) < 1e-6 && abs(left[23_999] - 0.2) < 1e-6 && left[24_000] == 0)
+        // a again at 0.6 s, the curve's last value holding (half), cut at 0.65 s.
+        #expect(left[28_800] == 0.125 && right[28_800] == 0.125 && left[31_199] == 0.125)
+        #expect(left.dropFirst(31_200 + 480).allSatisfy { $0 == 0 }, "silent 10 ms after the cut")
+        #expect(left.count <= 31_200 + 480, "the file ends with the cut sound: \(left.count) frames")
+
+        // The command writes the same render (16-bit here: within a step of it).
+        let wav = directory.file("lane.wav")
+        let played = feedbackctl("haptics", "play", "--json", "--output", wav, path)
+        #expect(played.status == 0, "\(played.errors)")
+        #expect(played.output.contains(#""sound":"rendered""#) && played.output.contains(#""vibration":"none""#), "\(played.output)")
+        let written = try SoundDecoder(maximumDuration: nil).decode(fileAt: wav).buffer.samples
+        #expect(written.count == samples.count && zip(written, samples).allSatisfy { abs($0 - $1) <= 1.0 / 32_768 })
+    }
+
+    @Test func playRefusesWhatItCannotPlay() throws {
+        let lane = try soundLane()
+        #expect(feedbackctl("haptics", "check", "--output", directory.file("x.wav"), lane).status == 64)
+        #expect(feedbackctl("haptics", "play", "--width", "20", "--output", directory.file("x.wav"), lane).status == 64)
+        let missing = feedbackctl(
+            "haptics", "play", "--output", directory.file("x.wav"),
+            pattern(#"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "nowhere.wav" } }"#))
+        #expect(missing.status == 66 && missing.errors.contains(directory.file("nowhere.wav")), "\(missing.errors)")
+        _ = FileManager.default.createFile(atPath: directory.file("noise.wav"), contents: Data("not a sound".utf8))
+        let corrupt = feedbackctl(
+            "haptics", "play", "--output", directory.file("x.wav"),
+            pattern(#"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "noise.wav" } }"#))
+        #expect(corrupt.status == 65 && corrupt.errors.contains("noise.wav"), "\(corrupt.errors)")
+        let silent = feedbackctl(
+            "haptics", "play", "--output", directory.file("x.wav"),
+            pattern(#"{ "Event": { "Time": 0, "EventType": "HapticTransient" } }"#))
+        #expect(silent.status == 65 && silent.errors.contains("has no sounds"), "\(silent.errors)")
+        #expect(access(directory.file("x.wav"), F_OK) != 0, "nothing was written")
+    }
+}
+
+/// `feedbackctl haptics play` live, on a PulseAudio server of its own whose null sink's monitor
+/// is recorded: the lane's sounds reach it at their times, levels and pans, as one stream.
+@Suite(.serialized) struct HapticsPlayServerTests {
+    let directory = TemporaryDirectory()
+
+    @Test func theSoundsPlayAtTheirTimesAndAloneWithNoVibrator() throws {
+        let server = try PulseAudioTestServer.shared(named: "cli-haptics")
+        defer { PulseAudioTestServer.shutDownShared(named: "cli-haptics") }
+        let lane = HapticsCommandTests(directory: directory)
+        var path = try lane.soundLane()
+        // The same lane with a tap at its start: the vibration part, which no vibrator here plays.
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        path = lane.write(
+            text.replacingOccurrences(
+                of: #""Pattern": [ "#, with: #""Pattern": [ { "Event": { "Time": 0, "EventType": "HapticTransient" } }, "#),
+            "tapped.ahap")
+        mkdir(directory.file("input"), 0o755)
+        mkdir(directory.file("config"), 0o755)
+        let mark = server.recorder.frameCount
+        let played = runProcess(
+            feedbackctlBinary, ["haptics", "play", "--json", "--input-dir", directory.file("input"), path],
+            environment: ["PULSE_SERVER=\(server.server)", "XDG_CONFIG_HOME=\(directory.file("config"))"])
+        #expect(played.status == 0, "\(played.errors)")
+        #expect(played.errors.contains("the sounds play alone"), "\(played.errors)")
+        #expect(
+            played.output.contains(#""sound":"finished""#) && played.output.contains(#""vibration":"unavailable""#),
+            "\(played.output)")
+        let onset = try #require(server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 5), "\(server.recorder.heard(after: mark))")
+        let left = server.recorder.channel(0, from: onset, frames: 0..<30_000)
+        let right = server.recorder.channel(1, from: onset, frames: 0..<30_000)
+        /// The mean of `samples` over 1,000 frames from `frame` (past the edges the monitor rounds).
+        func level(_ samples: [Float], _ frame: Int) -> Float { samples[frame..<frame + 1_000].reduce(0, +) / 1_000 }
+        // a, half volume, hard left, at 0 (the pattern's 0.1 s); b 0.2 s later, centred, at 0.4
+        // until its curve; a again 0.5 s after the first, centred at half volume.
+        #expect(abs(level(left, 200) - 0.125) < 0.01 && abs(level(right, 200)) < 0.01, "\(level(left, 200)) \(level(right, 200))")
+        #expect(abs(level(left, 4_900)) < 0.01, "a ended after 0.1 s: \(level(left, 4_900))")
+        #expect(abs(level(left, 9_700) - 0.4) < 0.01 && abs(level(right, 9_700) - 0.4) < 0.01, "\(level(left, 9_700))")
+        #expect(abs(level(left, 24_200) - 0.125) < 0.01 && abs(level(right, 24_200) - 0.125) < 0.01, "\(level(left, 24_200))")
+        // b's onset is 0.2 s (9,600 frames) after a's, to within a frame: one stream keeps the timing.
+        let bOnset = try #require(left[9_000..<10_200].firstIndex { $0 > 0.3 })
+        #expect(abs(bOnset - 9_600) <= 1, "b began \(bOnset - 9_600) frames off its time")
     }
 }

@@ -1,10 +1,13 @@
+import Dispatch
 import FeedbackServices
+import Synchronization
 
-/// `feedbackctl haptics check|show FILE`: reads a haptic pattern (an AHAP file) as the library
-/// does; `check` says whether it reads and what of it does not play here, `show` draws its lanes.
+/// `feedbackctl haptics check|show|play FILE`: reads a haptic pattern (an AHAP file) as the
+/// library does; `check` says whether it reads and what of it does not play here, `show` draws
+/// its lanes, `play` plays it (or renders its sounds into a file).
 enum HapticsCommand: Subcommand {
     static let name = "haptics"
-    static let abstract = "Check a haptic pattern (an AHAP file), or draw its lanes"
+    static let abstract = "Check, draw or play a haptic pattern (an AHAP file)"
     static let discussion: [Paragraph] = [
         """
         A haptic pattern puts vibration and sound on one timeline: Apple's AHAP files
@@ -22,31 +25,53 @@ enum HapticsCommand: Subcommand {
         curves applied), sharpness, and the sounds.
         """,
         """
+        play plays it: the vibration on the first vibrator (or --device), as one motor's
+        steps, and the sounds on the sound server (or --canberra, --pcm), each at its time,
+        with the volume and pan curves followed, mixed once and played as one sound; both
+        start together (the sound stream is opened first) and the command returns
+        when both have ended (Ctrl-C stops them). The profile applies: quiet plays only the
+        vibration, silent nothing. With no vibrator the sounds play alone, with a warning.
+        play --output FILE renders the sounds into FILE instead, sample-exactly, as
+        'fire --output' renders a sound (the vibration is not in a sound file).
+        """,
+        """
         Bounds: 1 MiB, 4,096 entries, 60 s, 1,024 points a curve and 16,384 in all; values in
         the ranges Core Haptics documents.
         """,
     ]
 
-    static let action = Argument("ACTION", .oneOf(["check", "show"]), help: "check, or show (draw the lanes)")
+    static let action = Argument("ACTION", .oneOf(["check", "show", "play"]), help: "check, show (draw the lanes), or play")
     static let file = Argument("FILE", .file, help: "The AHAP file")
     static let arguments = [action, file]
 
     static let width = Option("--width", value: "COLUMNS", .number, help: "show: columns for the timeline, 16...400 (default 64)")
     static let json = Option.json(
         """
-        Print {"file", "valid", "duration", "haptic", "sounds", "curves", "notes", "error",
-        "lanes"}; error is null when valid, lanes only for show
+        check, show: print {"file", "valid", "duration", "haptic", "sounds", "curves", "notes",
+        "error", "lanes"}; error is null when valid, lanes only for show. play: {"file",
+        "duration", "sound", "vibration", "output", "notes"}, each lane finished, stopped,
+        silenced, unavailable, rendered or none
         """)
-    static let options = [width, json]
+    static let device = Option(
+        "--device", value: "PATH|NAME", .file, help: "play: the vibrator's device node, or a text its name contains")
+    static let inputDirectory = Option(
+        "--input-dir", value: "DIR", .directory, help: "play: look for vibrators in DIR (default /dev/input)")
+    static let options = [
+        width, SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, device, inputDirectory, json,
+    ]
 
     static let exitStatus: String? = """
-        0 the pattern reads; 65 it does not (the reason is printed); 66 no such file; 77 it
-        cannot be read; 64 bad options.
+        0 the pattern reads (and played); 65 it does not, or one of its sounds is not a sound
+        file we play (the reason is printed); 66 no such file; 77 it cannot be read; 69 play:
+        no sound output, or no vibrator for a pattern without sounds; 73 the --output file
+        cannot be written; 130 and 143 stopped by Ctrl-C or SIGTERM; 64 bad options.
         """
 
     static let examples = [
         "feedbackctl haptics check Heartbeat.ahap",
         "feedbackctl haptics show --width 100 Heartbeat.ahap",
+        "feedbackctl haptics play Heartbeat.ahap",
+        "feedbackctl haptics play --output heartbeat.wav Heartbeat.ahap",
     ]
 
     /// What `--json` prints.
@@ -63,11 +88,24 @@ enum HapticsCommand: Subcommand {
     }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
-        guard ["check", "show"].contains(parser.positionals[0]) else {
-            throw CommandError.usage("'\(parser.positionals[0])' is not an action; use check or show")
+        let action = parser.positionals[0]
+        guard ["check", "show", "play"].contains(action) else {
+            throw CommandError.usage("'\(action)' is not an action; use check, show or play")
         }
         let path = parser.positionals[1]
-        let showing = parser.positionals[0] == "show"
+        let forPlay = [SoundArguments.output, SoundArguments.pcm, device, inputDirectory].filter { parser.value($0) != nil }
+            + (parser.flag(SoundArguments.canberra) ? [SoundArguments.canberra] : [])
+        if action != "play", let option = forPlay.first {
+            throw CommandError.usage("\(option.name) is an option of play, not of \(action)")
+        }
+        if action != "show", parser.value(Self.width) != nil {
+            throw CommandError.usage("\(Self.width.name) is an option of show, not of \(action)")
+        }
+        if action == "play" {
+            try play(path, &parser, output: &output)
+            return
+        }
+        let showing = action == "show"
         var columns = 64
         if let text = parser.value(Self.width) {
             guard let value = Int(text), (16...400).contains(value) else {
@@ -99,9 +137,133 @@ enum HapticsCommand: Subcommand {
             if let lanes { output += lanes.text }
         }
         for note in pattern?.notes ?? [] { parser.warn(note) }
-        if case .failure(let error) = result {
-            let code: ExitCode = error.fileError?.exitCode ?? (error.problem == "no such file" ? .noInput : .dataError)
-            throw CommandError(message: "cannot read the haptic pattern \(error)", exitCode: code)
+        if case .failure(let error) = result { throw unreadable(error) }
+    }
+
+    /// Why a pattern file cannot be read, as the command exits with it.
+    private static func unreadable(_ error: HapticPatternError) -> CommandError {
+        let code: ExitCode = error.fileError?.exitCode ?? (error.problem == "no such file" ? .noInput : .dataError)
+        return CommandError(message: "cannot read the haptic pattern \(error)", exitCode: code)
+    }
+
+    /// What `play --json` prints: how each lane ended (`finished`, `stopped`, `silenced` by the
+    /// profile, `unavailable`: no vibrator; `none`: the pattern has none; `rendered` into `output`).
+    struct PlayReport: Encodable {
+        let file: String
+        let duration: Double
+        var sound: String
+        var vibration: String
+        @Nullable var output: String?
+        let notes: [String]
+    }
+
+    /// `play FILE`: see the discussion.
+    private static func play(_ path: String, _ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
+        let destination = try Playback.destination(&parser)
+        let pattern: HapticPattern
+        do {
+            pattern = try HapticPattern(ahapFileAt: path)
+        } catch {
+            throw unreadable(error)
+        }
+        for note in pattern.notes { parser.warn(note) }
+        var report = PlayReport(file: path, duration: pattern.duration, sound: "none", vibration: "none", notes: pattern.notes)
+        let hasSounds = pattern.events.contains { if case .sound = $0 { true } else { false } }
+        defer {
+            if parser.flag(Self.json) { output += JSONOutput.line(report) }
+        }
+        func decoded(at rate: Int) throws(CommandError) -> HapticPatternSounds {
+            do {
+                let sounds = try HapticPatternSounds(pattern: pattern, decoder: SoundDecoder(sampleRate: rate))
+                for note in sounds.notes { parser.warn(note) }
+                return sounds
+            } catch let error as SoundError {
+                throw CommandError(message: "a sound of the haptic pattern \(path): \(error)", exitCode: error.exitCode)
+            } catch {
+                throw CommandError(message: "cannot play the haptic pattern \(error)", exitCode: .dataError)
+            }
+        }
+
+        if case .file(let file) = destination {
+            guard hasSounds else {
+                throw CommandError(
+                    message: "the haptic pattern \(path) has no sounds: there is nothing to render into \(file)", exitCode: .dataError)
+            }
+            let sounds = try decoded(at: 48_000)
+            try Playback.render(to: file) { file in
+                if let mix = sounds.mix { file.play(mix) }
+            }
+            report.sound = "rendered"
+            report.vibration = pattern.vibrationPattern == nil ? "none" : "not rendered"
+            report.output = file
+            return
+        }
+
+        let profile = FeedbackSettings(environment: parser.environment).profile
+        // The slow parts first (the output's connection, decoding), so that both lanes start together.
+        var sounds: (HapticPatternSounds, any AudioOutput)?
+        if hasSounds {
+            if profile.allowsSound {
+                let audio: any AudioOutput
+                do {
+                    audio = try Playback.opener(for: destination)()
+                    // The stream opened now, so that the sounds start when the vibration does.
+                    try audio.prepare(timeout: 5)
+                } catch {
+                    throw CommandError(error)
+                }
+                sounds = (try decoded(at: audio.requiredSampleRate ?? 48_000), audio)
+            } else {
+                report.sound = "silenced"
+            }
+        }
+        var vibration: Vibration?
+        if let steps = pattern.vibrationPattern {
+            if !profile.allowsVibration {
+                report.vibration = "silenced"
+            } else {
+                let selector: VibratorSelector =
+                    switch parser.value(Self.device) {
+                    case nil: .first
+                    case let text? where text.hasPrefix("/"): .path(text)
+                    case let text?: .name(text)
+                    }
+                do {
+                    vibration = try Vibration.start(
+                        steps, on: selector, directory: parser.value(Self.inputDirectory) ?? Vibration.inputDirectory)
+                } catch let error where sounds != nil && error.exitCode != .interrupted && error.exitCode != .terminated {
+                    parser.warn("\(error.message): the sounds play alone")
+                    report.vibration = "unavailable"
+                }
+            }
+        }
+        guard let (lane, audio) = sounds, let mix = lane.mix else {
+            try vibration?.wait()
+            if vibration != nil { report.vibration = "finished" }
+            return
+        }
+        let done = DispatchSemaphore(value: 0)
+        let end = Lock<PlaybackEnd?>(nil)
+        let handle = audio.play(mix, options: PlaybackOptions(), queue: .global()) { ended in
+            end.withLock { $0 = ended }
+            done.signal()
+        }
+        do {
+            try Interruption.wait(for: done) {
+                handle.stop()
+                vibration?.stop()
+            }
+        } catch {
+            report.sound = "stopped"
+            if vibration != nil { report.vibration = "stopped" }
+            throw error
+        }
+        try vibration?.wait()
+        if vibration != nil { report.vibration = "finished" }
+        switch end.withLock({ $0 }) {
+        case .failed(let error): throw CommandError(error)
+        case .stopped, .cancelled: report.sound = "stopped"
+        default: report.sound = "finished"
         }
     }
 }

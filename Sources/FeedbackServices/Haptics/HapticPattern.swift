@@ -180,7 +180,9 @@ public struct HapticPattern: Sendable, Equatable {
         }
         guard let bytes = read else { throw HapticPatternError(path: path, problem: "no such file") }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let working = getcwd(&buffer, buffer.count) != nil ? String(cString: buffer) : "/"
+        let working =
+            getcwd(&buffer, buffer.count) != nil
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/"
         try self.init(ahap: bytes, path: path, directory: Self.directory(of: path, workingDirectory: working))
     }
 
