@@ -28,10 +28,10 @@ func runAudioCases() {
     run("alsa-speed-beside-aplay") { try speedBesideAplay() }
 }
 
-private let rate = 48_000
+let rate = 48_000
 // Subdevices pinned: the capture side only hears the playback subdevice of the same number, and a
 // playback that found subdevice 0 taken would otherwise play, unheard, into another.
-private let playback = "hw:Loopback,0,0"
+let playback = "hw:Loopback,0,0"
 
 /// A sine `seconds` long at `amplitude`, mono at 48 kHz.
 private func tone(_ frequency: Double, seconds: Double, amplitude: Float = 0.5) -> [Float] {
@@ -76,7 +76,7 @@ private final class Ends: Sendable {
 
 /// The loopback's capture side, read on a thread of its own: the left channel, and for every read
 /// the monotonic time at which a given captured frame was the newest the device had.
-private final class LoopbackCapture: @unchecked Sendable {
+final class LoopbackCapture: @unchecked Sendable {
     // Locking rule: `left` and `stamps` are written by the capture thread only, and read after
     // `stop()` has joined it, or through `snapshot()` under `lock`.
     private let pcm: OpaquePointer
@@ -221,7 +221,7 @@ private func amplitude(of frequency: Double, in samples: ArraySlice<Float>) -> D
 }
 
 /// Median, p90, p99 and max of `values` (ms).
-private func summary(_ values: [Double]) -> String {
+func summary(_ values: [Double]) -> String {
     let sorted = values.sorted()
     func at(_ fraction: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded()))] }
     return "median \(format(at(0.5))) p90 \(format(at(0.9))) p99 \(format(at(0.99))) max \(format(sorted.last ?? 0)) ms (n=\(values.count))"

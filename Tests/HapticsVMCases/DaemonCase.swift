@@ -247,7 +247,7 @@ func writeFile(_ path: String, _ text: String) throws(CaseFailure) {
     fclose(file)
 }
 
-private func readLog(_ path: String) -> String {
+func readLog(_ path: String) -> String {
     guard let file = fopen(path, "r") else { return "(no \(path))" }
     defer { fclose(file) }
     var bytes: [UInt8] = []
@@ -261,7 +261,7 @@ private func readLog(_ path: String) -> String {
 }
 
 /// Starts `path` with its standard output and error into `log`; returns its PID.
-private func startProgram(_ path: String, _ arguments: [String], _ environment: [String], log: String) throws(CaseFailure)
+func startProgram(_ path: String, _ arguments: [String], _ environment: [String], log: String) throws(CaseFailure)
     -> pid_t
 {
     var actions = posix_spawn_file_actions_t()
@@ -290,7 +290,7 @@ private func gdbus(_ arguments: [String], _ environment: [String]) -> (status: I
 }
 
 /// Runs `path` to its end; its exit status and its standard output and error.
-private func runToEnd(_ path: String, _ arguments: [String], _ environment: [String]) -> (status: Int32, output: String) {
+func runToEnd(_ path: String, _ arguments: [String], _ environment: [String]) -> (status: Int32, output: String) {
     let log = "/tmp/vm-run.out"
     guard let pid = try? startProgram(path, arguments, environment, log: log) else { return (-1, "") }
     let status = (try? System.waitpid(pid))?.status ?? -1

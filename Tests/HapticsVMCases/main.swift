@@ -81,6 +81,7 @@ func make(_ build: () throws -> VibrationPattern) throws(CaseFailure) -> Vibrati
 func uploads(_ records: [DeviceProgram.Record]) -> [DeviceProgram.Record] { records.filter { $0.kind == "UPLOAD" } }
 
 runAudioCases()
+runSkewCases()
 
 run("discovery") {
     let appeared = Lock<[VibratorMonitor.Change]>([])

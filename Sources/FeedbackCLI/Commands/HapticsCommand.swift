@@ -27,8 +27,9 @@ enum HapticsCommand: Subcommand {
         """
         play plays it: the vibration on the first vibrator (or --device), as one motor's
         steps, and the sounds on the sound server (or --canberra, --pcm), each at its time,
-        with the volume and pan curves followed, mixed once and played as one sound; both
-        start together (the sound stream is opened first) and the command returns
+        with the volume and pan curves followed, mixed once and played as one sound; the
+        vibration starts when the sound output says the first frame is heard (on ALSA; at
+        once elsewhere), and the command returns
         when both have ended (Ctrl-C stops them). The profile applies: quiet plays only the
         vibration, silent nothing. With no vibrator the sounds play alone, with a warning.
         play --output FILE renders the sounds into FILE instead, sample-exactly, as
@@ -229,8 +230,10 @@ enum HapticsCommand: Subcommand {
                     case let text?: .name(text)
                     }
                 do {
+                    // With sounds, made ready now and started when the first frame is heard.
                     vibration = try Vibration.start(
-                        steps, on: selector, directory: parser.value(Self.inputDirectory) ?? Vibration.inputDirectory)
+                        steps, on: selector, directory: parser.value(Self.inputDirectory) ?? Vibration.inputDirectory,
+                        held: sounds != nil)
                 } catch let error where sounds != nil && error.exitCode != .interrupted && error.exitCode != .terminated {
                     parser.warn("\(error.message): the sounds play alone")
                     report.vibration = "unavailable"
@@ -248,6 +251,8 @@ enum HapticsCommand: Subcommand {
             end.withLock { $0 = ended }
             done.signal()
         }
+        // The mix starts at the pattern's 0 s: the vibration starts when its first frame is heard.
+        if let vibration { handle.whenHeard { vibration.release(at: $0) } }
         do {
             try Interruption.wait(for: done) {
                 handle.stop()

@@ -183,10 +183,11 @@ struct Vibration {
 
     /// Opens the vibrator `selector` picks and starts `pattern` on it, unless a signal already
     /// asked the command to stop (`feedbackctl stop` finds it through `ActivePlayers`, which
-    /// `FeedbackCommand.main` announced at start).
+    /// `FeedbackCommand.main` announced at start). A `held` one is made ready and starts at
+    /// `release(at:)`.
     static func start(
         _ pattern: VibrationPattern, on selector: VibratorSelector = .first, directory: String = inputDirectory,
-        intensity: Double = 1
+        intensity: Double = 1, held: Bool = false
     ) throws(CommandError) -> Vibration {
         let engine = try open(selector, directory: directory)
         engine.maximumStrength = intensity
@@ -198,7 +199,7 @@ struct Vibration {
         }
         let done = DispatchSemaphore(value: 0)
         let result = Result()
-        let playback = engine.play(pattern) { completion in
+        let playback = engine.play(pattern, priority: .normal, held: held) { completion in
             result.set(completion)
             done.signal()
         }
@@ -218,6 +219,11 @@ struct Vibration {
     static func close(_ engine: HapticEngine) {
         engine.shutdown()
         engine.device.close()
+    }
+
+    /// Starts a held vibration at `time` (CLOCK_MONOTONIC seconds; nil or past: at once).
+    func release(at time: Double?) {
+        playback.release(at: time.map { UInt64(max(0, $0) * 1e9) } ?? 0)
     }
 
     /// Waits until the vibration is over (Ctrl-C stops it first and throws the interruption),

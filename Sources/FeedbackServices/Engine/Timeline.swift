@@ -262,7 +262,7 @@ extension TimelineControl {
     /// `.failed(.outputClosed)`. A source that cannot be read ends the play `.failed` at once.
     func startVoice(
         _ source: VoiceSource, from offset: Double, sampleRate: Int, options: PlaybackOptions, delivery: Delivery,
-        completion: (@Sendable (PlaybackEnd) -> Void)?,
+        completion: (@Sendable (PlaybackEnd) -> Void)?, reportsOnset: Bool = false,
         enqueue: (_ id: UInt64, _ handle: PlaybackHandle, _ start: Timeline.Command) -> Bool
     ) -> PlaybackHandle {
         let voice: (samples: VoiceSamples, offset: Int64)
@@ -272,7 +272,7 @@ extension TimelineControl {
             return PlaybackHandle.failed(error, delivery: delivery, completion: completion)
         }
         let id = nextPlaybackID()
-        let handle = PlaybackHandle(id: id, control: self, delivery: delivery, completion: completion)
+        let handle = PlaybackHandle(id: id, control: self, delivery: delivery, completion: completion, reportsOnset: reportsOnset)
         let start = Timeline.Command.start(id: id, samples: voice.samples, offset: voice.offset, options: options)
         if !enqueue(id, handle, start) {
             voice.samples.cancel()

@@ -29,6 +29,12 @@ public enum VibratorSource: Sendable {
 /// (so audio-and-vibrate gives sound only in full, nothing in quiet). `kSystemSoundID_Vibrate` and
 /// the IDs that only vibrate (1011, 1102, …) vibrate whatever the type, as on an iPhone.
 ///
+/// When both play, the vibration is felt when the sound is heard: it is made ready at once and
+/// started at the instant the audio output says the sound's first frame reaches the device. The
+/// ALSA output (`ALSAOutput`) knows that instant from its PCM's queue; on the other outputs the
+/// vibration starts as soon as its vibrator is ready. (On an ALSA PCM with an 80 ms queue, the
+/// two now begin 2–4 ms apart, where they were 45–51 ms apart: docs/benchmarks.md.)
+///
 /// Sounds (`AlertSound`): IDs 1000…1351 and event names are looked up in the sound theme at each
 /// play (so a theme change applies at once); theme files and files are decoded once and kept while
 /// they are unchanged. Other IDs come from `registry`: its own sounds, and the persistent registry's
@@ -84,6 +90,7 @@ public final class FeedbackManager: Sendable {
         var themeResolver: SoundThemeResolver?
         var active: [UInt64: FeedbackPlayback] = [:]
         var nextID: UInt64 = 1
+        var alignsVibration = true
     }
     private let state: Lock<State>
     private let sounds: AlertSoundResolver
@@ -165,6 +172,16 @@ public final class FeedbackManager: Sendable {
     public var themeResolver: SoundThemeResolver? {
         get { state.withLock { $0.themeResolver } }
         set { state.withLock { $0.themeResolver = newValue } }
+    }
+
+    /// Whether the vibration of a play with a sound starts when the sound is heard (true, the
+    /// default): it is made ready at once and started at the instant the audio output says the
+    /// sound's first frame reaches the device (`PlaybackHandle.whenHeard`; at once on outputs that
+    /// cannot tell). False starts it as soon as the vibrator is open, as before: what the skew
+    /// benchmark measures "before" with.
+    package var alignsVibrationWithSound: Bool {
+        get { state.withLock { $0.alignsVibration } }
+        set { state.withLock { $0.alignsVibration = newValue } }
     }
 
     /// Where vibration goes. Replacing it shuts down an engine the manager opened itself (patterns
@@ -425,12 +442,17 @@ public final class FeedbackManager: Sendable {
         if let outcome = plan.sound {
             join.finish(sound: outcome)
         }
+        var held: HeldVibration?
         if let outcome = plan.vibration {
             join.finish(vibration: outcome)
         } else if let engine {
-            let vibration = engine.play(pattern, priority: .high) { [self] completion in
+            // With a sound to play, the vibration waits for it: made ready now, started when the
+            // sound is heard.
+            let holds = plan.sound == nil && state.withLock { $0.alignsVibration }
+            let vibration = engine.play(pattern, priority: .high, held: holds) { [self] completion in
                 join.finish(vibration: vibrationOutcome(completion, engine: engine))
             }
+            if holds { held = HeldVibration(vibration) }
             playback.attach(vibration: vibration)
         }
         join.whenDone { [self] sound, vibration in
@@ -442,15 +464,22 @@ public final class FeedbackManager: Sendable {
         }
         if plan.sound == nil {
             if playback.beginSound() {
-                startSound(request, options: options, playback: playback)
+                startSound(request, options: options, playback: playback, held: held)
             } else {
+                held?.release(at: nil)
                 join.finish(sound: .stopped)
             }
         }
     }
 
-    private func startSound(_ request: Request, options: PlaybackOptions, playback: FeedbackPlayback) {
-        let join = playback.join
+    /// Starts the sound part; a `held` vibration starts when the sound is heard, or at once when
+    /// the sound does not start.
+    private func startSound(_ request: Request, options: PlaybackOptions, playback: FeedbackPlayback, held: HeldVibration?) {
+        let finishing = playback.join
+        let join = SoundEnd { outcome in
+            held?.release(at: nil)
+            finishing.finish(sound: outcome)
+        }
         let resolved: ResolvedAlertSound
         switch request {
         case .resolved(let found):
@@ -482,6 +511,7 @@ public final class FeedbackManager: Sendable {
                     } else {
                         output.play(buffer, options: options, queue: .global(), completion: finish)
                     }
+                if let held { handle.whenHeard { held.release(at: $0) } }
                 playback.attach(sound: handle)
             }
         }
@@ -583,4 +613,26 @@ public final class FeedbackManager: Sendable {
             return .failed(.haptics(error))
         }
     }
+}
+
+/// A vibration made ready to start with a sound (`HapticEngine.play(_:priority:held:completion:)`):
+/// released once, at the sound's onset or at once.
+private final class HeldVibration: Sendable {
+    private let playback: HapticPlayback
+    private let released = Atomic<Bool>(false)
+
+    init(_ playback: HapticPlayback) { self.playback = playback }
+
+    /// Starts it at `time` (CLOCK_MONOTONIC seconds; nil or past: at once). Later calls do nothing.
+    func release(at time: Double?) {
+        guard !released.exchange(true, ordering: .relaxed) else { return }
+        playback.release(at: time.map { UInt64(max(0, $0) * 1e9) } ?? 0)
+    }
+}
+
+/// The sound part's `finish`, with what must happen whenever it ends (the held vibration let go).
+private struct SoundEnd: Sendable {
+    let body: @Sendable (SoundOutcome) -> Void
+    init(_ body: @escaping @Sendable (SoundOutcome) -> Void) { self.body = body }
+    func finish(sound outcome: SoundOutcome) { body(outcome) }
 }

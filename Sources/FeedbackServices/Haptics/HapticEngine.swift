@@ -44,6 +44,10 @@ public final class HapticPlayback: Sendable {
     /// Stops the pattern; its completion reports `.stopped` unless it had already ended.
     /// Does not block; any thread.
     public func stop() { engine.enqueue(.stop(id)) }
+
+    /// Starts a play made `held` at `nanoseconds` of CLOCK_MONOTONIC (`MonotonicClock.nanoseconds`),
+    /// or at once when that has passed; does nothing to a play already started or ended.
+    package func release(at nanoseconds: UInt64) { engine.enqueue(.release(id, at: nanoseconds)) }
 }
 
 /// Plays vibration patterns on one force-feedback device.
@@ -65,7 +69,10 @@ public final class HapticEngine: Sendable {
     package let device: ForceFeedbackDevice
 
     enum Command: Sendable {
-        case play(UInt64, VibrationPattern, HapticPriority, @Sendable (HapticCompletion) -> Void)
+        /// A play; `held` ones are uploaded and wait for `release`.
+        case play(UInt64, VibrationPattern, HapticPriority, held: Bool, @Sendable (HapticCompletion) -> Void)
+        /// A held play starts at a CLOCK_MONOTONIC nanosecond (now, when that has passed).
+        case release(UInt64, at: UInt64)
         case stop(UInt64)
         case stopAll
     }
@@ -118,11 +125,21 @@ public final class HapticEngine: Sendable {
         _ pattern: VibrationPattern, priority: HapticPriority = .normal,
         completion: @escaping @Sendable (HapticCompletion) -> Void = { _ in }
     ) -> HapticPlayback {
+        play(pattern, priority: priority, held: false, completion: completion)
+    }
+
+    /// Plays a pattern, or with `held` makes it ready (its effects uploaded, its slots taken) and
+    /// starts it only at `HapticPlayback.release(at:)`: a vibration meant to be felt when a sound
+    /// is heard, whose time the sound's output tells only once it has placed the sound.
+    package func play(
+        _ pattern: VibrationPattern, priority: HapticPriority, held: Bool,
+        completion: @escaping @Sendable (HapticCompletion) -> Void
+    ) -> HapticPlayback {
         let id = inbox.withLock { inbox in
             defer { inbox.nextID += 1 }
             return inbox.nextID
         }
-        enqueue(.play(id, pattern, priority, completion))
+        enqueue(.play(id, pattern, priority, held: held, completion))
         return HapticPlayback(id: id, engine: self)
     }
 
@@ -148,7 +165,7 @@ public final class HapticEngine: Sendable {
             inbox.commands.append(command)
             return false
         }
-        if refused, case .play(_, _, _, let completion) = command { return completion(.stopped) }
+        if refused, case .play(_, _, _, _, let completion) = command { return completion(.stopped) }
         wake.signal()
     }
 

@@ -21,6 +21,10 @@ final class HapticWorker {
         var prepared: Bool
         var started = 0
         var lastEnd: UInt64
+        /// Made ready but not started: waits for a release (`held`), or for its start time
+        /// (kernel timing's first phrase, released for later).
+        var held: Bool
+        var kernelStartPending = false
 
         var currentPhrase: RenderedPattern.Phrase { rendered.phrases[phrase] }
     }
@@ -48,7 +52,7 @@ final class HapticWorker {
                 return
             }
             advance()
-            wait(until: playing.map(deadline(of:)).min())
+            wait(until: playing.map(deadline(of:)).filter { $0 != .max }.min())
         }
     }
 
@@ -56,14 +60,21 @@ final class HapticWorker {
 
     private func handle(_ command: HapticEngine.Command, maximumStrength: Double) {
         switch command {
-        case .play(let id, let pattern, let priority, let completion):
+        case .play(let id, let pattern, let priority, let held, let completion):
             if let gone { return completion(.failed(gone)) }
             let victims = PatternRenderer.preempted(by: priority, among: playing.map { ($0.id, $0.priority) })
             for victim in victims {
                 if let index = playing.firstIndex(where: { $0.id == victim }) { end(at: index, with: .preempted) }
             }
             let rendered = PatternRenderer.render(pattern, capabilities: device.info.capabilities, maximumStrength: maximumStrength)
-            start(id: id, priority: priority, rendered: rendered, completion: completion)
+            start(id: id, priority: priority, rendered: rendered, held: held, completion: completion)
+        case .release(let id, let time):
+            guard let index = playing.firstIndex(where: { $0.id == id }), playing[index].held else { return }
+            let start = max(time, MonotonicClock.nanoseconds)
+            playing[index].held = false
+            playing[index].phraseStart = start
+            playing[index].lastEnd = start
+            if playing[index].timing == .kernel { playing[index].kernelStartPending = true }
         case .stop(let id):
             if let index = playing.firstIndex(where: { $0.id == id }) { end(at: index, with: .stopped) }
         case .stopAll:
@@ -72,7 +83,7 @@ final class HapticWorker {
     }
 
     private func start(
-        id: UInt64, priority: HapticPriority, rendered: RenderedPattern,
+        id: UInt64, priority: HapticPriority, rendered: RenderedPattern, held: Bool,
         completion: @escaping @Sendable (HapticCompletion) -> Void
     ) {
         let used = playing.reduce(0) { $0 + $1.effects.count }
@@ -115,8 +126,8 @@ final class HapticWorker {
         playing.append(
             Playing(
                 id: id, priority: priority, rendered: rendered, completion: completion, timing: timing,
-                effects: effects, phraseStart: now, prepared: firstReady, lastEnd: now))
-        if timing == .kernel { startKernelPhrase(at: playing.count - 1) }
+                effects: effects, phraseStart: now, prepared: firstReady, lastEnd: now, held: held))
+        if timing == .kernel && !held { startKernelPhrase(at: playing.count - 1) }
     }
 
     // MARK: Timing
@@ -140,6 +151,8 @@ final class HapticWorker {
 
     /// When the pattern next needs the thread.
     private func deadline(of entry: Playing) -> UInt64 {
+        if entry.held { return .max }
+        if entry.kernelStartPending { return entry.phraseStart }
         guard case .userSpace(let slots) = entry.timing, let next = upcoming(entry) else {
             return entry.phraseStart + milliseconds(entry.currentPhrase.duration)
         }
@@ -161,6 +174,10 @@ final class HapticWorker {
 
     private func step(at index: Int) {
         let entry = playing[index]
+        if entry.kernelStartPending {
+            playing[index].kernelStartPending = false
+            return startKernelPhrase(at: index)
+        }
         if case .userSpace(let slots) = entry.timing, let next = upcoming(entry) {
             let step = entry.rendered.phrases[next.phrase].steps[next.step]
             let slot = entry.effects[entry.started % slots]

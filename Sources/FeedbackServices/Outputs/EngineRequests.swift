@@ -125,6 +125,12 @@ final class EngineRequests: Sendable {
         return queued
     }
 
+    /// Reports when the voice `id`'s first frame reaches the device (`PlaybackHandle.whenHeard`).
+    func voicePlaced(_ id: UInt64, heardAt time: Double) {
+        let handle = state.withLock { $0.handles[id] }
+        handle?.reportOnset(time)
+    }
+
     /// Reports the end of the voice `id`. The voice is gone already, so the handle does not ask
     /// the output to stop it (that would only take a reference to the output on its own thread).
     func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
@@ -139,11 +145,15 @@ protocol QueuedEngine: TimelineControl {
     var requests: EngineRequests { get }
     /// The rate of its timeline, in Hz.
     var timelineRate: Int { get }
+    /// Whether it reports when each sound's first frame reaches the device (`voicePlaced`).
+    var reportsOnsets: Bool { get }
     /// Wakes the audio thread to take what was queued; never blocks.
     func wakeAudioThread()
 }
 
 extension QueuedEngine {
+    var reportsOnsets: Bool { false }
+
     /// Starts a voice `offset` seconds into `source` (a seek). A stream source is cancelled (its
     /// feeder stops) when the voice ends, however it ends.
     func play(
@@ -151,7 +161,8 @@ extension QueuedEngine {
         completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
         startVoice(
-            source, from: offset, sampleRate: timelineRate, options: options, delivery: delivery, completion: completion
+            source, from: offset, sampleRate: timelineRate, options: options, delivery: delivery, completion: completion,
+            reportsOnset: reportsOnsets
         ) { id, handle, start in
             guard requests.enqueue(id, handle, start) else { return false }
             wakeAudioThread()

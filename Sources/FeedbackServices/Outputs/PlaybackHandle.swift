@@ -23,6 +23,9 @@ public final class PlaybackHandle: Sendable {
     private weak let control: (any PlaybackControl)?
     /// Where the completion runs, and the completion; nil once the play has ended.
     private let completion: Lock<(delivery: Delivery, body: (@Sendable (PlaybackEnd) -> Void)?)?>
+    /// When the sound's first frame reaches the device, once the output has reckoned it: whether
+    /// it has (or never will), the time, and who waits for it.
+    private let onset: Lock<(settled: Bool, time: Double?, waiters: [@Sendable (Double?) -> Void])>
 
     /// A play that failed before it reached an output: its completion reports `error` at once.
     static func failed(
@@ -33,13 +36,46 @@ public final class PlaybackHandle: Sendable {
         return handle
     }
 
+    /// - Parameter reportsOnset: whether the output tells when the first frame reaches the device
+    ///   (`reportOnset(_:)`); without it, `whenHeard` answers nil at once.
     init(
         id: UInt64, control: (any PlaybackControl)?, delivery: Delivery,
-        completion: (@Sendable (PlaybackEnd) -> Void)?
+        completion: (@Sendable (PlaybackEnd) -> Void)?, reportsOnset: Bool = false
     ) {
         self.id = id
         self.control = control
         self.completion = Lock((delivery, completion))
+        onset = Lock((!reportsOnset, nil, []))
+    }
+
+    /// Calls `body` with the CLOCK_MONOTONIC second (`MonotonicClock.now`) at which the sound's
+    /// first frame reaches the device, as the output reckons it when it places the sound (the
+    /// frames queued ahead of it, at the device's rate): at once if that is known, else on the
+    /// output's thread when it is. Nil when the output cannot tell (PulseAudio, PipeWire,
+    /// libcanberra, files; the ALSA output can), or the play ended before it was placed. What a
+    /// vibration meant to be felt with the sound starts by (`FeedbackManager`, `haptics play`).
+    package func whenHeard(_ body: @escaping @Sendable (Double?) -> Void) {
+        let known = onset.withLock { state -> Double?? in
+            guard state.settled else {
+                state.waiters.append(body)
+                return nil
+            }
+            return .some(state.time)
+        }
+        if let known { body(known) }
+    }
+
+    /// The output placed the sound: its first frame reaches the device at `time` (nil: unknown).
+    /// Only the first report counts.
+    package func reportOnset(_ time: Double?) {
+        let waiters = onset.withLock { state -> [@Sendable (Double?) -> Void] in
+            guard !state.settled else { return [] }
+            state.settled = true
+            state.time = time
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter(time) }
     }
 
     /// Whether the sound has not ended yet (finished, stopped, cancelled or failed).
@@ -94,6 +130,7 @@ public final class PlaybackHandle: Sendable {
             defer { state = nil }
             return state
         }) else { return false }
+        reportOnset(nil)
         if (reason == .stopped || reason == .cancelled) && stoppingVoice { control?.stop(id) }
         if let body { delivery.deliver { body(reason) } }
         return true

@@ -106,6 +106,9 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
 
     var timelineRate: Int { configuration.sampleRate }
 
+    /// The PCM's delay says when a frame written now is played: each sound's onset is known.
+    var reportsOnsets: Bool { true }
+
     func wakeAudioThread() {
         wake.signal()
     }
@@ -256,10 +259,19 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         }
         let wasIdle = timeline.isEmpty
         let time = MonotonicClock.now
+        // A voice placed at the write index is heard once the frames queued ahead of it have
+        // played (none when held: the device starts with the first write, which comes next).
+        let queued = held ? 0 : max(0, pcm.delay())
+        let heard = time + Double(queued) / Double(pcm.rate)
         for command in drained {
             // Only plays still waiting for their voice start (a failure or a shutdown ended the others).
-            if case .start(let id, _, _, _) = command, !requests.isWaiting(id) {
-                command.discard()
+            if case .start(let id, _, _, _) = command {
+                guard requests.isWaiting(id) else {
+                    command.discard()
+                    continue
+                }
+                timeline.apply(command, at: writeIndex, time: time)
+                requests.voicePlaced(id, heardAt: heard)
                 continue
             }
             timeline.apply(command, at: writeIndex, time: time)
