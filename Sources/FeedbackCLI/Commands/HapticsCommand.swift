@@ -28,9 +28,8 @@ enum HapticsCommand: Subcommand {
         play plays it: the vibration on the first vibrator (or --device), as one motor's
         steps, and the sounds on the sound server (or --canberra, --pcm), each at its time,
         with the volume and pan curves followed, mixed once and played as one sound; the
-        vibration starts when the sound output says the first frame is heard (on ALSA; at
-        once elsewhere), and the command returns
-        when both have ended (Ctrl-C stops them). The profile applies: quiet plays only the
+        vibration starts when the sound output says the first frame is heard (at once with
+        --canberra), and the command returns when both have ended (Ctrl-C stops them). The profile applies: quiet plays only the
         vibration, silent nothing. With no vibrator the sounds play alone, with a warning.
         play --output FILE renders the sounds into FILE instead, sample-exactly, as
         'fire --output' renders a sound (the vibration is not in a sound file).

@@ -30,10 +30,10 @@ public enum VibratorSource: Sendable {
 /// the IDs that only vibrate (1011, 1102, …) vibrate whatever the type, as on an iPhone.
 ///
 /// When both play, the vibration is felt when the sound is heard: it is made ready at once and
-/// started at the instant the audio output says the sound's first frame reaches the device. The
-/// ALSA output (`ALSAOutput`) knows that instant from its PCM's queue; on the other outputs the
-/// vibration starts as soon as its vibrator is ready. (On an ALSA PCM with an 80 ms queue, the
-/// two now begin 2–4 ms apart, where they were 45–51 ms apart: docs/benchmarks.md.)
+/// started at the instant the audio output says the sound's first frame reaches the device (the
+/// engine's ALSA, PulseAudio and PipeWire outputs know it; with libcanberra or a file the
+/// vibration starts as soon as its vibrator is ready). On an ALSA PCM with an 80 ms queue the two
+/// now begin 2–4 ms apart, where they were 45–51 ms apart (docs/benchmarks.md).
 ///
 /// Sounds (`AlertSound`): IDs 1000…1351 and event names are looked up in the sound theme at each
 /// play (so a theme change applies at once); theme files and files are decoded once and kept while

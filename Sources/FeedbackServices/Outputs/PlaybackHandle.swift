@@ -51,9 +51,10 @@ public final class PlaybackHandle: Sendable {
     /// Calls `body` with the CLOCK_MONOTONIC second (`MonotonicClock.now`) at which the sound's
     /// first frame reaches the device, as the output reckons it when it places the sound (the
     /// frames queued ahead of it, at the device's rate): at once if that is known, else on the
-    /// output's thread when it is. Nil when the output cannot tell (PulseAudio, PipeWire,
-    /// libcanberra, files; the ALSA output can), or the play ended before it was placed. What a
-    /// vibration meant to be felt with the sound starts by (`FeedbackManager`, `haptics play`).
+    /// output's thread when it is. The engine's outputs tell: ALSA from its PCM's delay, PulseAudio
+    /// from the server's timing report and its sink's latency, PipeWire from the graph's delay. Nil
+    /// when the output cannot tell (libcanberra, files), or the play ended before it was placed.
+    /// What a vibration meant to be felt with the sound starts by (`FeedbackManager`, `haptics play`).
     package func whenHeard(_ body: @escaping @Sendable (Double?) -> Void) {
         let known = onset.withLock { state -> Double?? in
             guard state.settled else {

@@ -13,8 +13,9 @@ import Synchronization
 ///   shares), taken with a try-lock (busy means "next quantum") and swapped with an emptied array
 ///   of the same capacity.
 /// - data thread → loop thread: the voices the graph has played, appended to `shared.ended` under
-///   a try-lock (kept in `pendingEnds` when it is busy), then the loop's event source is
-///   signalled (one eventfd write).
+///   a try-lock (kept in `pendingEnds` when it is busy), and the voices placed with when they are
+///   heard (`shared.onsets`, `pendingOnsets`), then the loop's event source is signalled (one
+///   eventfd write).
 final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     // Locking rule: `requests` and `shared` are behind Mutexes. The PipeWire objects (`context`,
     // `pwCore`, `stream`, the hooks, the sources) and `state`-machine fields marked "loop thread"
@@ -31,6 +32,8 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
 
     private struct Shared {
         var ended: [(id: UInt64, end: PlaybackEnd)] = []
+        /// Voices placed, and when their first frame reaches the device (CLOCK_MONOTONIC s).
+        var onsets: [(id: UInt64, time: Double)] = []
         var state: ConnectionState = .closed
         var statistics = PipeWireOutput.Statistics()
     }
@@ -62,6 +65,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     private var cursor: Int64 = 0
     private var drained: [Timeline.Command] = []
     private var pendingEnds: [(id: UInt64, end: PlaybackEnd)] = []
+    private var pendingOnsets: [(id: UInt64, time: Double)] = []
     /// What the loop thread reads of the data thread: voices on the timeline, when the process
     /// callback last ran (CLOCK_MONOTONIC ns), the last quantum, the thread's scheduling, xruns.
     private let voiceCount = Atomic<Int>(0)
@@ -118,9 +122,11 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         self.configuration = configuration
         var initial = Shared()
         initial.ended.reserveCapacity(256)
+        initial.onsets.reserveCapacity(256)
         shared = Lock(initial)
         drained.reserveCapacity(256)
         pendingEnds.reserveCapacity(256)
+        pendingOnsets.reserveCapacity(256)
         timeline = Timeline(sampleRate: configuration.sampleRate, history: 0, capacity: 1024)
         threadLoop = pw_thread_loop_new("feedbackservices-pw", nil)!
         loop = pw_thread_loop_get_loop(threadLoop)!
@@ -258,6 +264,9 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
 
     var timelineRate: Int { configuration.sampleRate }
 
+    /// The graph's delay says when the buffer being filled is played: each sound's onset is known.
+    var reportsOnsets: Bool { true }
+
     /// After a play or a command was queued: connecting or streaming, the process callback takes
     /// it at the next quantum, so only a closed connection needs the loop woken (to open it). A
     /// close racing the play either finds the play queued (and reconnects) or is seen here.
@@ -298,14 +307,23 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         // What the graph has played: the frame now at the device is this buffer's first frame
         // minus what is still on its way (the graph's delay, the resampler's and our queue's).
         var time = pw_time()
+        // Frames between the one at the device and this buffer's first (none known: none).
+        var ahead: Int64 = 0
         if pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.rate.denom > 0 {
             let delay = time.delay * Int64(time.rate.num) * Int64(configuration.sampleRate) / Int64(time.rate.denom)
+            ahead = max(0, delay + Int64(time.buffered) + Int64(time.queued) / Int64(stride))
             // Never past what was rendered: a finish promises the last sample was played.
             let played = min(cursor, cursor - delay - Int64(time.buffered) - Int64(time.queued) / Int64(stride))
             pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played, time: now))
             heldFinishes.store(timeline.heldFinishes, ordering: .relaxed)
         }
         if requests.takeCommandsIfAvailable(into: &drained), !drained.isEmpty {
+            let heard = now + Double(ahead) / Double(configuration.sampleRate)
+            for command in drained {
+                if case .start(let id, _, _, _) = command, pendingOnsets.count < pendingOnsets.capacity {
+                    pendingOnsets.append((id, heard))
+                }
+            }
             timeline.apply(drained, at: cursor, time: now)
             drained.removeAll(keepingCapacity: true)
         }
@@ -319,8 +337,14 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
 
         quantum.store(frames, ordering: .relaxed)
         voiceCount.store(timeline.voices.count, ordering: .relaxed)
-        if !pendingEnds.isEmpty, shared.withLockIfAvailable({ $0.ended.append(contentsOf: pendingEnds) }) != nil {
+        if !pendingEnds.isEmpty || !pendingOnsets.isEmpty,
+            shared.withLockIfAvailable({ (shared: inout Shared) -> Void in
+                shared.ended.append(contentsOf: pendingEnds)
+                shared.onsets.append(contentsOf: pendingOnsets)
+            }) != nil
+        {
             pendingEnds.removeAll(keepingCapacity: true)
+            pendingOnsets.removeAll(keepingCapacity: true)
             wakeLoop()
         }
     }
@@ -338,10 +362,15 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     }
 
     private func deliverEnds() {
-        let ended = shared.withLock { shared -> [(id: UInt64, end: PlaybackEnd)] in
-            defer { shared.ended.removeAll(keepingCapacity: true) }
-            return shared.ended.map { ($0.id, $0.end) }
+        let (onsets, ended) = shared.withLock { shared -> ([(id: UInt64, time: Double)], [(id: UInt64, end: PlaybackEnd)]) in
+            defer {
+                shared.onsets.removeAll(keepingCapacity: true)
+                shared.ended.removeAll(keepingCapacity: true)
+            }
+            return (shared.onsets.map { ($0.id, $0.time) }, shared.ended.map { ($0.id, $0.end) })
         }
+        // Onsets first: a voice placed and ended within one hand-off still tells when it was heard.
+        for (id, time) in onsets { requests.voicePlaced(id, heardAt: time) }
         for (id, end) in ended { requests.voiceEnded(id, end) }
     }
 
@@ -492,6 +521,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         // No stream: the data thread's fields are ours now.
         timeline.removeAll()
         pendingEnds.removeAll(keepingCapacity: true)
+        pendingOnsets.removeAll(keepingCapacity: true)
         drained.removeAll(keepingCapacity: true)
         voiceCount.store(0, ordering: .relaxed)
         idleSince = nil

@@ -274,6 +274,27 @@ final class PulseAudioConnection {
         return min(writeIndex, max(writeIndex - queued, ours))
     }
 
+    /// When the frame `frame` of our timeline reaches the device (CLOCK_MONOTONIC seconds): the
+    /// frames between it and where the server reads now (extrapolated from its last report, as in
+    /// `changeFrame`), then the sink's latency from that report. A stream with no report since it
+    /// started counts no frames ahead (its first sound starts it); with no report at all, no
+    /// latency either: the frame is taken to be heard now.
+    func heardTime(of frame: Int64) -> Double {
+        let now = MonotonicClock.now
+        guard let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0 else { return now }
+        let rate = Double(configuration.sampleRate)
+        var ahead = 0.0
+        if let timingTime, let firstWriteTime, timingTime >= firstWriteTime {
+            var wall = timeval()
+            gettimeofday(&wall, nil)
+            let stamp = info.pointee.timestamp
+            let elapsed = Double(wall.tv_sec - stamp.tv_sec) + Double(wall.tv_usec - stamp.tv_usec) * 1e-6
+            let reading = info.pointee.read_index / bytesPerFrame + Int64(max(0, elapsed) * rate) - serverOffset
+            ahead = Double(max(0, frame - reading)) / rate
+        }
+        return now + ahead + Double(info.pointee.sink_usec) * 1e-6
+    }
+
     /// Where the server plays now, on our timeline, by libpulse's interpolated clock
     /// (`pa_stream_get_time`; with `PA_STREAM_INTERPOLATE_TIMING` that is libpulse's smoother). It
     /// only says when to ask the server (`requestTimingIfDue`), never that a voice ended: before the

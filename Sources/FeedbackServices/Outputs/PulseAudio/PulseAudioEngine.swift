@@ -116,6 +116,9 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
 
     var timelineRate: Int { configuration.sampleRate }
 
+    /// The server's timing reports say when a frame is played: each sound's onset is known.
+    var reportsOnsets: Bool { true }
+
     func wakeAudioThread() {
         wake.signal()
     }
@@ -151,11 +154,17 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
         let now = connection.changeFrame()
         let wasIdle = connection.timeline.isEmpty
         let time = MonotonicClock.now
+        let heard = connection.heardTime(of: now)
         for command in drained {
             // Only plays still waiting for their voice start (a failed connection or a shutdown
             // ends the others).
-            if case .start(let id, _, _, _) = command, !requests.isWaiting(id) {
-                command.discard()
+            if case .start(let id, _, _, _) = command {
+                guard requests.isWaiting(id) else {
+                    command.discard()
+                    continue
+                }
+                connection.timeline.apply(command, at: now, time: time)
+                requests.voicePlaced(id, heardAt: heard)
                 continue
             }
             connection.timeline.apply(command, at: now, time: time)
