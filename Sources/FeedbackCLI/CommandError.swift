@@ -183,6 +183,7 @@ extension FeedbackError: ReportedError {
         case .invalidName(let error): error.exitCode
         case .playback(let error): error.exitCode
         case .haptics(let error): error.exitCode
+        case .pattern(let error): error.fileError?.exitCode ?? (error.problem == "no such file" ? .noInput : .dataError)
         }
     }
 }

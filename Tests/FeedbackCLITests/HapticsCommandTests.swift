@@ -308,6 +308,39 @@ extension HapticsCommandTests {
         #expect(written.count == samples.count && zip(written, samples).allSatisfy { abs($0 - $1) <= 1.0 / 32_768 })
     }
 
+    /// The library's way to play a pattern (`FeedbackManager.play(hapticPatternAt:)`, the
+    /// service's `PlayPattern`): the alert it makes of each kind of pattern, and its errors. (Played
+    /// on a real server: SystemSoundsTests.playPatternPlaysTheSoundsAsOnePlay.)
+    @Test func aPatternIsOneAlert() throws {
+        let manager = FeedbackManager(registry: SoundRegistry(), vibrator: .none, settings: FeedbackSettings(path: nil))
+        let lane = try soundLane()
+        let sounds = try manager.resolve(hapticPatternAt: lane, maximumDecodedSeconds: 30)
+        #expect(sounds.type == .audioOnly && sounds.sound.alert == .file(lane))
+        #expect(sounds.sound.buffer?.samples == (try HapticPatternSounds(pattern: try HapticPattern(ahapFileAt: lane))).mix?.samples)
+        let beat = try SoundDecoder().decode(samples: [Float](repeating: 0.5, count: 4_800), sampleRate: 48_000, channelCount: 1)
+        try SoundFileWriter.write(beat, to: directory.file("beat.wav"), format: .wavFloat)
+        let tapped = try manager.resolve(hapticPatternAt: write(Self.heartbeat, "heartbeat.ahap"), maximumDecodedSeconds: 30)
+        let heartbeat = try HapticPattern(ahapFileAt: directory.file("heartbeat.ahap"))
+        #expect(tapped.type == .audioAndVibrate && tapped.vibration == heartbeat.vibrationPattern)
+        let tap = try manager.resolve(
+            hapticPatternAt: write(#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "HapticTransient" } } ] }"#, "tap.ahap"),
+            maximumDecodedSeconds: 30)
+        #expect(tap.type == .vibrateOnly)
+        #expect(throws: FeedbackError.self) { try manager.resolve(hapticPatternAt: directory.file("none.ahap"), maximumDecodedSeconds: 30) }
+        do {
+            _ = try manager.resolve(hapticPatternAt: write(#"{ "Version": 1.0, "Pattern": [ ] }"#, "empty.ahap"), maximumDecodedSeconds: 30)
+            Issue.record("an empty pattern was played")
+        } catch {
+            #expect(error.description.contains("no events"), "\(error)")
+        }
+        do {
+            _ = try manager.resolve(hapticPatternAt: lane, maximumDecodedSeconds: 0.25)
+            Issue.record("the bound on decoded audio was not kept")
+        } catch {
+            #expect(error.description.contains("of audio together"), "\(error)")
+        }
+    }
+
     @Test func playRefusesWhatItCannotPlay() throws {
         let lane = try soundLane()
         #expect(feedbackctl("haptics", "check", "--output", directory.file("x.wav"), lane).status == 64)

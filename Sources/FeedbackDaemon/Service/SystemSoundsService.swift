@@ -26,7 +26,13 @@ import Synchronization
 ///   with `PlayEnded` (`vibrated`, `stopped`, `failed`: `no-vibrator` when the vibrator went away).
 ///   A pattern that never vibrates is `InvalidArgs`; no vibrator to open is refused in the reply
 ///   (`NoVibrator`). Options: `detached` only.
-/// - Option `detached` s (`Play`, `PlayEvent`, `Vibrate`): the play is a detached one of the named
+/// - `PlayPattern(s path, a{sv} options) → u play`: the haptic pattern (an AHAP file) at an absolute
+///   path as one play (`FeedbackManager.resolve(hapticPatternAt:)`): its sounds mixed into one, at
+///   most 30 s of audio in its files together (a play's), its vibration started when that sound is
+///   heard, under the profile as an alert. A file that cannot be read or is not a pattern, or a
+///   sound that cannot be decoded, is `BadSound`; a pattern that only vibrates, with no vibrator,
+///   `NoVibrator`. Options: `volume`, `pan`, `detached`.
+/// - Option `detached` s (`Play`, `PlayEvent`, `Vibrate`, `PlayPattern`): the play is a detached one of the named
 ///   group — started for a caller that leaves at once and expects it to run to its end
 ///   (`feedbackctl fire --no-wait` names the group `feedbackctl`) — so that `StopDetached` can reach
 ///   it after its client has gone.
@@ -68,6 +74,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         .method("Stop", signature: "u", result: "", names: ["play"]),
         .method("StopAll", signature: "", result: "u", names: ["stopped"]),
         .method("Vibrate", signature: "a(du)a{sv}", result: "u", names: ["pattern", "options", "play"]),
+        .method("PlayPattern", signature: "sa{sv}", result: "u", names: ["path", "options", "play"]),
         .method("StopDetached", signature: "s", result: "a(us)", names: ["group", "stopped"]),
         .method("Register", signature: "s", result: "u", names: ["path", "id"]),
         .method("RegisterFD", signature: "hs", result: "u", names: ["fd", "name", "id"]),
@@ -196,6 +203,10 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             let steps = try message.readDoubleUInt32Pairs(limit: RequestBounds.maximumVibrateSteps)
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8), sound: false)
             return [.uint32(try vibrate(steps, options: options, message: message, bus: bus))]
+        case "PlayPattern":
+            let path = try message.readString()
+            let options = try PlayOptions(try message.readVariantDictionary(limit: 8), alert: false)
+            return [.uint32(try playPattern(path, options: options, message: message, bus: bus))]
         case "Stop":
             try stop(try message.readUInt32(), client: client)
             return []
@@ -278,8 +289,9 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         /// `detached`: the group the play belongs to.
         var detached: String?
 
-        /// Reads `entries`; for a vibration (`sound` false) only `detached` applies.
-        init(_ entries: [String: BusValue], sound: Bool = true) throws(BusError) {
+        /// Reads `entries`; for a vibration (`sound` false) only `detached` applies, and `alert`
+        /// only where the caller chooses the type (not for a pattern, whose lanes do).
+        init(_ entries: [String: BusValue], sound: Bool = true, alert allowsAlert: Bool = true) throws(BusError) {
             for (key, value) in entries {
                 switch (key, value) {
                 case ("volume", .double(let volume)) where sound:
@@ -290,7 +302,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 case ("pan", .double(let pan)) where sound:
                     guard (-1...1).contains(pan) else { throw .invalidArgs("pan \(pan): from -1 to 1") }
                     playback.pan = Float(pan)
-                case ("alert", .boolean(let alert)) where sound:
+                case ("alert", .boolean(let alert)) where sound && allowsAlert:
                     type = alert ? .audioAndVibrate : .audioOnly
                 case ("detached", .string(let group)):
                     guard !group.isEmpty, group.utf8.count <= RequestBounds.maximumNameLength else {
@@ -298,7 +310,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                     }
                     detached = group
                 default:
-                    let known = sound ? "volume (d), pan (d), alert (b), detached (s)" : "detached (s)"
+                    let known =
+                        !sound ? "detached (s)" : allowsAlert ? "volume (d), pan (d), alert (b), detached (s)" : "volume (d), pan (d), detached (s)"
                     throw .invalidArgs("unknown option '\(key.prefix(64))' of type \(value): \(known)")
                 }
             }
@@ -388,6 +401,33 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
+    /// `PlayPattern`: the pattern at `path` as one play.
+    private func playPattern(_ path: String, options: PlayOptions, message: BusMessage, bus: BusContext) throws(BusError)
+        -> UInt32
+    {
+        guard path.hasPrefix("/"), path.utf8.count <= Int(PATH_MAX) else {
+            throw .invalidArgs("'\(path.prefix(256))' is not an absolute path: the service's working directory is not the caller's")
+        }
+        try takeToken(message.sender)
+        let (sound, type, vibration): (ResolvedAlertSound, FeedbackType, VibrationPattern)
+        do {
+            (sound, type, vibration) = try manager.resolve(hapticPatternAt: path, maximumDecodedSeconds: SoundDecoder.systemSoundDurationLimit)
+        } catch {
+            throw Self.refusal(error)
+        }
+        if type == .vibrateOnly {
+            do {
+                try manager.prepareVibrator()
+            } catch {
+                throw BusError(name: SystemSounds1.ErrorName.noVibrator, message: "no vibrator: \(error)")
+            }
+        }
+        return try start("pattern \(path)", options: options, message: message, bus: bus) { completion in
+            manager.play(
+                sound, type: type, options: options.playback, vibration: vibration, delivery: .immediate, completion: completion)
+        }
+    }
+
     /// Takes one of `client`'s play tokens (the rate limit), or refuses.
     private func takeToken(_ client: String) throws(BusError) {
         let now = MonotonicClock.now
@@ -443,7 +483,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 return BusError(name: SystemSounds1.ErrorName.noSuchSound, message: error.description)
             }
             return BusError(name: SystemSounds1.ErrorName.badSound, message: error.description)
-        case .sound:
+        case .sound, .pattern:
             return BusError(name: SystemSounds1.ErrorName.badSound, message: error.description)
         case .playback, .haptics:
             return .failed(error.description)

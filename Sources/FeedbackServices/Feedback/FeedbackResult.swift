@@ -29,6 +29,8 @@ public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
     case playback(PlaybackError)
     /// The vibrator failed.
     case haptics(HapticsError)
+    /// A haptic pattern (an AHAP file) could not be read, or passes a bound.
+    case pattern(HapticPatternError)
 
     /// One line for logs.
     public var description: String {
@@ -40,6 +42,7 @@ public enum FeedbackError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidName(let error): error.description
         case .playback(let error): error.description
         case .haptics(let error): error.description
+        case .pattern(let error): error.description
         }
     }
 }

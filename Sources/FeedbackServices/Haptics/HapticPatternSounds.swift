@@ -127,10 +127,12 @@ package struct HapticPatternSounds: Sendable {
     package let notes: [String]
 
     /// Decodes every sound `pattern` plays with `decoder` (its rate is the mix's), each file once,
-    /// and mixes the lane.
+    /// and mixes the lane; the files may hold `maximumDecodedSeconds` of audio together.
     /// - Throws: the `SoundError` of a file that cannot be played (it names the file), or a
     ///   `HapticPatternError` naming the bound passed.
-    package init(pattern: HapticPattern, decoder: SoundDecoder = SoundDecoder()) throws {
+    package init(
+        pattern: HapticPattern, decoder: SoundDecoder = SoundDecoder(), maximumDecodedSeconds: Double = Self.maximumDecodedSeconds
+    ) throws {
         var buffers: [String: PCMBuffer] = [:]
         var seconds = 0.0
         for event in pattern.events {
@@ -140,9 +142,9 @@ package struct HapticPatternSounds: Sendable {
             }
             let buffer = try decoder.decode(fileAt: path).buffer
             seconds += buffer.duration
-            guard seconds <= Self.maximumDecodedSeconds else {
+            guard seconds <= maximumDecodedSeconds else {
                 throw HapticPatternError(
-                    path: path, problem: "a pattern's sound files hold at most \(Int(Self.maximumDecodedSeconds)) s of audio together")
+                    path: path, problem: "a pattern's sound files hold at most \(Int(maximumDecodedSeconds)) s of audio together here")
             }
             buffers[path] = buffer
         }
