@@ -54,6 +54,9 @@ package enum Daemon {
         let chain = theme.files.joined(separator: " → ")
         log("feedback theme '\(theme.name)' (\(chain))\(describeDevice(locations))")
         logThemeNotes(theme)
+        let themeWatch = ThemeFileWatch()
+        if themeWatch == nil { log("cannot watch the feedback theme's files (\(Errno.current)): only SIGHUP reloads it") }
+        themeWatch?.watch(theme.files)
 
         let connection: BusConnection
         do {
@@ -86,11 +89,14 @@ package enum Daemon {
             manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), appLevels: appLevels,
             log: log)
         let follower = SettingsFollower(service: service, environment: environment, log: log) {
-            reloadTheme(service: service, root: root, environment: environment, why: "\(FeedbackdSettings.schema) theme changed")
+            reloadTheme(
+                service: service, root: root, environment: environment, watch: themeWatch,
+                why: "\(FeedbackdSettings.schema) theme changed")
         }
         follower.start(feedbackd: feedbackd)
 
         let reloads = SerialRequests(threadName: "reload")
+        let themeReloads = SerialRequests(threadName: "theme-reload")
         let settingsWatch = watchSettingsDirectory(manager.settings.path)
         defer { if let settingsWatch { close(settingsWatch) } }
         // Notification sounds (NotificationBridge), on a connection and thread of their own.
@@ -114,8 +120,16 @@ package enum Daemon {
                 try bus.onSignal(SIGHUP) { _ in
                     // Off the bus thread: reading the theme and running gsettings take milliseconds.
                     reloads.request {
-                        reload(service: service, root: root, environment: environment)
+                        reload(service: service, root: root, environment: environment, watch: themeWatch)
                         follower.readAll()
+                    }
+                }
+                if let themeWatch {
+                    try bus.onReadable(themeWatch.descriptor) { _ in
+                        guard themeWatch.themeFileChanged() else { return }
+                        themeReloads.request {
+                            reloadTheme(service: service, root: root, environment: environment, watch: themeWatch, why: "theme file changed")
+                        }
                     }
                 }
                 if let settingsWatch {
@@ -227,22 +241,25 @@ package enum Daemon {
 
     /// SIGHUP: the theme again, looked for again (a user or device theme installed since is
     /// found; the old theme stays when the new one does not load), and the desktop's settings.
-    private static func reload(service: FeedbackService, root: String, environment: [String: String]) {
+    private static func reload(service: FeedbackService, root: String, environment: [String: String], watch: ThemeFileWatch?) {
         let desktop = readDesktopSettings(environment: environment)
         service.manager.themeResolver = soundThemeResolver(desktop: desktop, environment: environment)
         service.replace(desktop: desktop)
-        reloadTheme(service: service, root: root, environment: environment, why: "reloaded")
+        reloadTheme(service: service, root: root, environment: environment, watch: watch, why: "reloaded")
     }
 
     /// The feedback theme looked for again, under the name feedbackd's settings give (`theme`),
-    /// and given to the service; the old one stays when the new one does not load. `why` begins
-    /// the log line.
-    private static func reloadTheme(service: FeedbackService, root: String, environment: [String: String], why: String) {
+    /// and given to the service, whose files `watch` then follows; the old one stays when the new
+    /// one does not load. `why` begins the log line.
+    private static func reloadTheme(
+        service: FeedbackService, root: String, environment: [String: String], watch: ThemeFileWatch?, why: String
+    ) {
         let locations = FeedbackThemeLocations.standard(environment: environment, root: root, named: service.feedbackdSettings.theme)
         if let problem = locations.problem { log("feedback theme (\(FeedbackdSettings.schema) theme): \(problem)") }
         do {
             let theme = try FeedbackTheme.load(locations)
             service.replace(theme: theme)
+            watch?.watch(theme.files)
             log("\(why): feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))\(describeDevice(locations))")
             logThemeNotes(theme)
         } catch {

@@ -394,9 +394,7 @@ extension FeedbackDaemonTests {
         let before = Self.wakeUps(daemon.pid)
         usleep(3_000_000)
         let after = Self.wakeUps(daemon.pid)
-        let woke =
-            after.filter { before[$0.key] != $0.value }.map { "\($0.key): \($0.value - (before[$0.key] ?? 0))" }
-            + before.keys.filter { after[$0] == nil }.map { "\($0): ended" }
+        let woke = Self.woke(between: before, and: after)
         #expect(woke.isEmpty, "wake-ups while idle, following dconf: \(woke.sorted())")
         print("idle service following dconf: \(woke.count) of \(after.count) threads woke in 3 s (\(after.keys.sorted().joined(separator: ", ")))")
     }

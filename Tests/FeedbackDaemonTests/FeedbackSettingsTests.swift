@@ -113,6 +113,40 @@ extension FeedbackDaemonTests {
         #expect(peak > 0.05 && peak < 0.15, "the desktop theme's tone: peak \(peak)")
     }
 
+    /// The theme's file edited while the service runs: read again without SIGHUP (inotify on its
+    /// directory); another file written beside it reloads nothing; a broken edit keeps the old theme.
+    @Test func anEditedThemeFileIsReadAgainWithoutSIGHUP() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        func theme(_ event: String) -> [UInt8] {
+            Array(
+                """
+                { "name": "mine", "profiles": [ { "name": "full", "feedbacks": [
+                  { "event-name": "\(event)", "type": "Sound", "effect": "message-new-instant" } ] } ] }
+                """.utf8)
+        }
+        let path = harness.directory.write(theme("first-event"), to: "theme.json")
+        let daemon = try harness.startDaemon(environment: ["FEEDBACK_THEME": path])
+        let monitor = try harness.monitor()
+        #expect(trigger(harness, "first-event").status == 0)
+        #expect(monitor.ended(1, timeout: 5) == 0)
+        _ = harness.directory.write(theme("second-event"), to: "theme.json")
+        #expect(daemon.waitForLog(containing: "theme file changed: feedback theme 'mine'", timeout: 5), "\(daemon.errors)")
+        #expect(trigger(harness, "first-event").status == 0)
+        #expect(monitor.ended(2, timeout: 2) == 4_294_967_295)
+        #expect(trigger(harness, "second-event").status == 0)
+        #expect(monitor.ended(3, timeout: 5) == 0)
+        let reloads = daemon.errors.components(separatedBy: "theme file changed").count
+        _ = harness.directory.write(Array("{}".utf8), to: "other.json")
+        usleep(500_000)
+        #expect(daemon.errors.components(separatedBy: "theme file changed").count == reloads, "\(daemon.errors)")
+        _ = harness.directory.write(Array("{ not json".utf8), to: "theme.json")
+        #expect(
+            daemon.waitForLog(containing: "theme file changed: cannot read the feedback theme, so the old one stays", timeout: 5),
+            "\(daemon.errors)")
+        #expect(trigger(harness, "second-event").status == 0)
+        #expect(monitor.ended(4, timeout: 5) == 0)
+    }
+
     @Test func sighupReloadsTheThemeAndKeepsItWhenTheNewOneIsBad() throws {
         let harness = try DaemonHarness(pulse: pulse)
         func theme(_ event: String) -> [UInt8] {
@@ -163,6 +197,13 @@ extension FeedbackDaemonTests {
 
 /// Idle: after the idle timeout the daemon holds no stream open and its threads sleep.
 extension FeedbackDaemonTests {
+    /// The threads that woke between two `wakeUps` counts, each with how often ("tid name: N");
+    /// a thread that started or ended meanwhile woke too.
+    static func woke(between before: [String: Int], and after: [String: Int]) -> [String] {
+        after.filter { before[$0.key] != $0.value }.map { "\($0.key): \($0.value - (before[$0.key] ?? 0))" }
+            + before.keys.filter { after[$0] == nil }.map { "\($0): ended" }
+    }
+
     /// The context switches (voluntary + involuntary: each one a wake-up) of every thread of
     /// `pid`, by "tid name".
     static func wakeUps(_ pid: Int32) -> [String: Int] {
@@ -220,10 +261,7 @@ extension FeedbackDaemonTests {
         }
         usleep(3_000_000)
         let after = Self.wakeUps(daemon.pid)
-        // A thread that started or ended meanwhile woke too.
-        let woke =
-            after.filter { before[$0.key] != $0.value }.map { "\($0.key): \($0.value - (before[$0.key] ?? 0))" }
-            + before.keys.filter { after[$0] == nil }.map { "\($0): ended" }
+        let woke = Self.woke(between: before, and: after)
         #expect(woke.isEmpty, "wake-ups while idle: \(woke.sorted())")
         print("idle daemon: \(woke.count) of \(after.count) threads woke in 3 s (\(after.keys.sorted().joined(separator: ", ")))")
         // The first trigger after idle still plays; how long it took, beside the first one (the
