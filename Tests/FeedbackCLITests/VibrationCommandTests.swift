@@ -1,4 +1,5 @@
 @testable import FeedbackCLI
+import FeedbackServices
 import Glibc
 import Testing
 
@@ -34,12 +35,41 @@ struct VibrationCommandTests {
         (["vibrate", "--loud"], "unknown option '--loud'"),
         (["vibrate", "now"], "unexpected argument 'now'"),
         (["devices", "--device"], "unknown option '--device'"),
+        (["vibrate", "--primitive", "boing"], "'boing' is not"),
+        (["vibrate", "--primitive", "click", "--duration", "5"], "--primitive excludes --duration and --pattern"),
+        (["vibrate", "--primitive", "click", "--pattern", "0,20"], "--primitive excludes"),
     ])
     func argumentErrorsAreUsageErrors(arguments: [String], message: String) {
         let result = run(arguments)
         #expect(result.status == 64)
         #expect(result.errors.contains(message), "\(result.errors)")
         #expect(result.output.isEmpty)
+    }
+
+    /// The named primitives, step by step (what a rumble motor is given), scaled by intensity.
+    @Test func primitivesAreTheirSteps() throws {
+        func steps(_ primitive: HapticPrimitive, _ intensity: Double = 1) throws -> [String] {
+            try VibrationPattern.primitive(primitive, intensity: intensity).steps.map { "\($0.duration)@\($0.intensity)" }
+        }
+        #expect(try steps(.click) == ["20@1.0"])
+        #expect(try steps(.doubleClick) == ["20@1.0", "80@0.0", "20@1.0"])
+        #expect(try steps(.heavyClick) == ["30@1.0"])
+        #expect(try steps(.tick) == ["10@0.5"])
+        #expect(try steps(.thud) == ["15@1.0", "45@0.35"])
+        #expect(try steps(.quickRise) == ["10@0.2", "10@0.4", "10@0.6", "10@0.8", "10@1.0"])
+        #expect(try steps(.slowRise).count == 6 && steps(.slowRise).first == "25@0.2" && steps(.slowRise).last == "25@1.0")
+        #expect(try steps(.quickFall) == ["10@1.0", "10@0.8", "10@0.6", "10@0.4", "10@0.2"])
+        #expect(try steps(.doubleClick, 0.5) == ["20@0.5", "80@0.0", "20@0.5"])
+        #expect(throws: VibrationPattern.Invalid.intensityOutOfRange(1.5)) { try VibrationPattern.primitive(.click, intensity: 1.5) }
+        #expect(throws: VibrationPattern.Invalid.empty) { try VibrationPattern.primitive(.click, intensity: 0) }
+        // Each within the service's Vibrate bounds (64 steps, 10 s a step), so it plays there too.
+        for primitive in HapticPrimitive.allCases {
+            let pattern = try VibrationPattern.primitive(primitive)
+            #expect(pattern.steps.count <= 64 && pattern.duration <= 200, "\(primitive)")
+        }
+        let directory = try emptyInputDirectory()
+        let result = run(["vibrate", "--primitive", "thud", "--input-dir", directory])
+        #expect(result.status == 69, "\(result.errors)")
     }
 
     @Test func withoutAVibratorVibrateExitsUnavailable() throws {

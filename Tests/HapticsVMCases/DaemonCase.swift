@@ -108,6 +108,12 @@ func feedbackctlVibrateCase(device: (String) throws(CaseFailure) -> DeviceProgra
     let pattern = uploads(since: started)
     try expect(pattern == [[32768, 200, 0], [32768, 200, 300]], "vibrate's uploads \(pattern)")
 
+    // A named primitive, through the service as a pattern: its steps reach the motor as written.
+    started = monotonicMicroseconds()
+    let clicked = runToEnd("/bin/feedbackctl", ["vibrate", "--primitive", "double-click"], environment)
+    try expect(clicked.status == 0, "vibrate --primitive: \(clicked.status) \(clicked.output)")
+    try expect(uploads(since: started) == [[65535, 20, 0], [65535, 20, 100]], "double-click's uploads \(uploads(since: started))")
+
     started = monotonicMicroseconds()
     let player = try startProgram("/bin/feedbackctl", ["vibrate", "--duration", "3000"], environment, log: "/tmp/vm-vibrate.out")
     for _ in 0..<300 where uploads(since: started).isEmpty { sleepMilliseconds(10) }

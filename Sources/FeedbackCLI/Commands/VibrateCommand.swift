@@ -34,6 +34,12 @@ enum VibrateCommand: Subcommand {
             --amplitudes they alternate off and on, starting with off
             """)
     static let amplitudes = Option("--amplitudes", value: "A,...", .number, help: "One strength 0...1 per timing; 0 is a pause")
+    static let primitive = Option(
+        "--primitive", value: "NAME", .oneOf(HapticPrimitive.allCases.map(\.rawValue)),
+        help: """
+            A named effect: click, double-click, heavy-click, tick, thud,
+            quick-rise, slow-rise, quick-fall (--intensity scales it)
+            """)
     static let device = Option("--device", value: "PATH|NAME", .file, help: "The device node, or a text its name contains")
     static let inputDirectory = Option(
         "--input-dir", value: "DIR", .directory, help: "Look for devices in DIR instead of /dev/input")
@@ -42,10 +48,11 @@ enum VibrateCommand: Subcommand {
         Return at once; the vibration runs to its end (its errors
         after the start are not reported)
         """)
-    static let options = [duration, intensity, pattern, amplitudes, device, inputDirectory, noWait, DaemonRoute.noDaemon]
+    static let options = [duration, intensity, pattern, amplitudes, primitive, device, inputDirectory, noWait, DaemonRoute.noDaemon]
     static let usage: [[UsageItem]] = [
         [.optional([duration, intensity, device])],
         [.required(pattern), .optional([amplitudes, intensity, device])],
+        [.required(primitive), .optional([intensity, device])],
     ]
 
     static let exitStatus: String? = """
@@ -59,6 +66,7 @@ enum VibrateCommand: Subcommand {
         "feedbackctl vibrate --duration 150 --intensity 0.5",
         "feedbackctl vibrate --pattern 0,200,100,200",
         "feedbackctl vibrate --pattern 100,50,100 --amplitudes 1,0,0.4 --device /dev/input/event4",
+        "feedbackctl vibrate --primitive double-click --intensity 0.7",
         "feedbackctl vibrate --duration 5000 --no-wait && sleep 1 && feedbackctl stop",
     ]
 
@@ -76,13 +84,26 @@ enum VibrateCommand: Subcommand {
         let directory = chosenDirectory ?? Vibration.inputDirectory
         let noWait = parser.flag(Self.noWait)
 
+        let named = parser.value(Self.primitive)
         if duration != nil && timings != nil {
             throw CommandError.usage("\(Self.duration.name) and \(Self.pattern.name) exclude each other")
         }
+        if named != nil && (duration != nil || timings != nil) {
+            throw CommandError.usage("\(Self.primitive.name) excludes \(Self.duration.name) and \(Self.pattern.name)")
+        }
         if amplitudes != nil && timings == nil { throw CommandError.usage("\(Self.amplitudes.name) needs \(Self.pattern.name)") }
+        let primitive = try named.map { name throws(CommandError) in
+            guard let primitive = HapticPrimitive(rawValue: name) else {
+                throw CommandError.usage(
+                    "'\(name.prefix(64))' is not a primitive: \(HapticPrimitive.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return primitive
+        }
         let pattern: VibrationPattern
         do {
-            if let timings {
+            if let primitive {
+                pattern = try .primitive(primitive, intensity: 1)
+            } else if let timings {
                 pattern = try .waveform(timings: timings, amplitudes: amplitudes)
             } else if let duration {
                 pattern = try .oneShot(duration: duration)
