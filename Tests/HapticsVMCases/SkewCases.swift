@@ -34,9 +34,10 @@ private func vibrationSkew() throws -> String {
     defer { capture.stop() }
     sleepMilliseconds(100)
 
-    let floor = try referenceSkews(program, capture)
+    let (floor, floorLost) = try referenceSkews(program, capture)
     var lines = [
-        "floor (a sample and an EV_FF play written together, 4 ms PCM): \(summary(floor.map(abs))); signed median \(format(median(floor))) ms"
+        "floor (a sample and an EV_FF play written together, 4 ms PCM): \(summary(floor.map(abs))); signed median \(format(median(floor))) ms; "
+            + "\(floorLost) lost to capture overruns"
     ]
     let routes: [(String, ALSAOutput.Configuration)] = [
         ("80 ms queue, no rewinds", .init(device: playback, bufferDuration: 0.1, shortQueueDuration: 0.08, rewinds: false)),
@@ -45,11 +46,11 @@ private func vibrationSkew() throws -> String {
     for (name, configuration) in routes {
         var before = 0.0
         for aligned in [false, true] {
-            let (skews, underflows) = try managerSkews(configuration, aligned: aligned, program, haptics, capture)
+            let (skews, underflows, lostEvents) = try managerSkews(configuration, aligned: aligned, program, haptics, capture)
             let absolute = skews.map(abs)
             lines.append(
                 "\(name), \(aligned ? "after" : "before"): \(summary(absolute)); signed median \(format(median(skews))) ms; "
-                    + "\(underflows) underflows")
+                    + "\(underflows) underflows, \(lostEvents) lost to capture overruns")
             // The figures are for the closing note and docs/benchmarks.md; what is checked is only
             // that aligning moved the vibration toward the sound on the long queue (80 ms apart).
             if !aligned { before = median(absolute) }
@@ -70,8 +71,13 @@ private func percentile(_ values: [Double], _ fraction: Double) -> Double {
 
 /// The vibration's start (ms, signed: positive when felt after the sound is heard) less the
 /// sound's onset, for the sound whose onset comes after capture frame `mark` and the first effect
-/// start after the `startsBefore` already made; waits for both up to a second.
-private func skew(_ program: DeviceProgram, _ capture: LoopbackCapture, mark: Int, startsBefore: Int) throws -> Double {
+/// start after the `startsBefore` already made; waits for both up to a second. Nil when the rig
+/// lost the sound: the capture side overran (dropped frames) since `overruns` and the sound is
+/// not in what it kept — the event is not measurable, and is played again (`Lost`).
+private func skew(
+    _ program: DeviceProgram, _ capture: LoopbackCapture, mark: Int, startsBefore: Int, overruns: Int,
+    _ label: @autoclosure () -> String
+) throws -> Double? {
     var onset: (frame: Int, time: Int64)?
     var start: Int64?
     for _ in 0..<200 {
@@ -83,15 +89,30 @@ private func skew(_ program: DeviceProgram, _ capture: LoopbackCapture, mark: In
         if onset != nil && start != nil { break }
         sleepMilliseconds(5)
     }
-    guard let onset else { throw CaseFailure("a sound was not heard within a second") }
-    guard let start else { throw CaseFailure("a vibration did not start within a second") }
+    guard let onset else {
+        if capture.overruns > overruns { return nil }
+        throw CaseFailure("\(label()): the sound was not heard within a second (\(capture.frameCount - mark) frames captured since, \(capture.overruns) overruns)")
+    }
+    guard let start else { throw CaseFailure("\(label()): the vibration did not start within a second") }
     return Double(start - onset.time) / 1_000
+}
+
+/// Events the rig lost (its capture overran across them), counted per measurement; past
+/// `maximum` the measurement fails rather than run on.
+private struct Lost {
+    static let maximum = 20
+    var count = 0
+
+    mutating func another(_ label: String) throws(CaseFailure) {
+        count += 1
+        if count > Self.maximum { throw CaseFailure("\(label): the capture overran across \(count) events") }
+    }
 }
 
 /// The floor: a program of our own writes a loud 1 ms chunk into a 4 ms PCM and, as soon as the
 /// write returns, an EV_FF play of an uploaded effect. What it measures is the two stamps' own
 /// error plus the PCM's few milliseconds of queue.
-private func referenceSkews(_ program: DeviceProgram, _ capture: LoopbackCapture) throws -> [Double] {
+private func referenceSkews(_ program: DeviceProgram, _ capture: LoopbackCapture) throws -> (skews: [Double], lost: Int) {
     var handle: OpaquePointer?
     guard snd_pcm_open(&handle, playback, SND_PCM_STREAM_PLAYBACK, 0) == 0, let pcm = handle else {
         throw CaseFailure("cannot open \(playback) for the reference")
@@ -125,18 +146,26 @@ private func referenceSkews(_ program: DeviceProgram, _ capture: LoopbackCapture
         }
     }
     var skews: [Double] = []
-    for event in 0..<events {
+    var lost = Lost()
+    while skews.count < events {
+        let event = skews.count
         // Silence between the events keeps the PCM running, so that each click is written into a
         // queue of the same few milliseconds.
         for _ in 0..<(event == 0 ? 60 : 30) { write(silence) }
         let mark = capture.frameCount
+        let overruns = capture.overruns
         let startsBefore = stepStarts(program.records()).count
         write(loud)
         do { try device.play(effect) } catch { throw CaseFailure("reference play: \(error)") }
         for _ in 0..<30 { write(silence) }
-        skews.append(try skew(program, capture, mark: mark, startsBefore: startsBefore))
+        guard let skew = try skew(program, capture, mark: mark, startsBefore: startsBefore, overruns: overruns, "floor, event \(event)")
+        else {
+            try lost.another("floor")
+            continue
+        }
+        skews.append(skew)
     }
-    return skews
+    return (skews, lost.count)
 }
 
 /// `FeedbackManager.play` of a 20 ms click as `.audioAndVibrate`, with a 20 ms buzz, `events`
@@ -145,7 +174,7 @@ private func referenceSkews(_ program: DeviceProgram, _ capture: LoopbackCapture
 private func managerSkews(
     _ configuration: ALSAOutput.Configuration, aligned: Bool, _ program: DeviceProgram, _ haptics: HapticEngine,
     _ capture: LoopbackCapture
-) throws -> (skews: [Double], underflows: Int) {
+) throws -> (skews: [Double], underflows: Int, lost: Int) {
     let output = ALSAOutput(configuration: configuration)
     do { try output.prepare(timeout: 2) } catch { throw CaseFailure("open \(configuration.device): \(error)") }
     let registry = SoundRegistry()
@@ -160,18 +189,33 @@ private func managerSkews(
     manager.profileOverride = .full
     manager.alignsVibrationWithSound = aligned
     var skews: [Double] = []
-    for _ in 0..<events {
+    var lost = Lost()
+    while skews.count < events {
+        let event = skews.count
         let mark = capture.frameCount
+        let overruns = capture.overruns
         let startsBefore = stepStarts(program.records()).count
         let done = Lock<FeedbackResult?>(nil)
         manager.play(.id(click), type: .audioAndVibrate, vibration: buzz) { result in done.withLock { $0 = result } }
-        skews.append(try skew(program, capture, mark: mark, startsBefore: startsBefore))
+        let label = "\(configuration.rewinds ? "rewinding" : "80 ms queue") \(aligned ? "after" : "before"), event \(event)"
+        do {
+            if let skew = try skew(program, capture, mark: mark, startsBefore: startsBefore, overruns: overruns, label) {
+                skews.append(skew)
+            } else {
+                try lost.another(label)
+            }
+        } catch {
+            // What the play itself said, and the output's state, beside the rig's account.
+            for _ in 0..<200 where done.withLock({ $0 == nil }) { sleepMilliseconds(5) }
+            let result = done.withLock { $0 }.map { "sound \($0.sound), vibration \($0.vibration)" } ?? "no result"
+            throw CaseFailure("\(error); the play: \(result); output \(output.statistics)")
+        }
         for _ in 0..<200 where done.withLock({ $0 == nil }) { sleepMilliseconds(5) }
         guard let result = done.withLock({ $0 }) else { throw CaseFailure("no result within a second") }
         guard result.playedSound && result.vibrated else { throw CaseFailure("sound \(result.sound), vibration \(result.vibration)") }
         sleepMilliseconds(20)
     }
-    return (skews, output.statistics.underflows)
+    return (skews, output.statistics.underflows, lost.count)
 }
 
 /// `feedbackctl haptics play` on the loopback and a uinput vibrator: a tap and a sound at 0 s, a

@@ -240,6 +240,7 @@ enum HapticsCommand: Subcommand {
             }
         }
         guard let (lane, audio) = sounds, let mix = lane.mix else {
+            vibration?.release(at: nil)
             try vibration?.wait()
             if vibration != nil { report.vibration = "finished" }
             return
