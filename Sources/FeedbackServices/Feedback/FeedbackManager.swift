@@ -33,7 +33,8 @@ public enum VibratorSource: Sendable {
 /// started at the instant the audio output says the sound's first frame reaches the device (the
 /// engine's ALSA, PulseAudio and PipeWire outputs know it; with libcanberra or a file the
 /// vibration starts as soon as its vibrator is ready). On an ALSA PCM with an 80 ms queue the two
-/// now begin 2–4 ms apart, where they were 45–51 ms apart (docs/benchmarks.md).
+/// now begin ~2 ms apart (p99 4–5 ms), where they were ~44 ms apart (p99 51–76 ms;
+/// docs/benchmarks.md).
 ///
 /// Sounds (`AlertSound`): IDs 1000…1351 and event names are looked up in the sound theme at each
 /// play (so a theme change applies at once); theme files and files are decoded once and kept while
