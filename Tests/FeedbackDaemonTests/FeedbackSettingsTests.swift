@@ -113,9 +113,11 @@ extension FeedbackDaemonTests {
         #expect(peak > 0.05 && peak < 0.15, "the desktop theme's tone: peak \(peak)")
     }
 
-    /// The theme's file edited while the service runs: read again without SIGHUP (inotify on its
-    /// directory); another file written beside it reloads nothing; a broken edit keeps the old theme.
-    @Test func anEditedThemeFileIsReadAgainWithoutSIGHUP() throws {
+    /// The theme's file edited while the service runs is read again: at once (inotify on its
+    /// directory), and on SIGHUP; another file written beside it reloads nothing; a broken edit
+    /// keeps the old theme, with a line saying so.
+    @Test(arguments: [false, true])
+    func anEditedThemeIsReadAgainAndABrokenOneKeepsTheOld(signalling: Bool) throws {
         let harness = try DaemonHarness(pulse: pulse)
         func theme(_ event: String) -> [UInt8] {
             Array(
@@ -124,13 +126,16 @@ extension FeedbackDaemonTests {
                   { "event-name": "\(event)", "type": "Sound", "effect": "message-new-instant" } ] } ] }
                 """.utf8)
         }
+        // Without SIGHUP the file watch reloads ("theme file changed"); with it, the signal too.
+        let said = signalling ? "reloaded" : "theme file changed"
         let path = harness.directory.write(theme("first-event"), to: "theme.json")
         let daemon = try harness.startDaemon(environment: ["FEEDBACK_THEME": path])
         let monitor = try harness.monitor()
         #expect(trigger(harness, "first-event").status == 0)
         #expect(monitor.ended(1, timeout: 5) == 0)
         _ = harness.directory.write(theme("second-event"), to: "theme.json")
-        #expect(daemon.waitForLog(containing: "theme file changed: feedback theme 'mine'", timeout: 5), "\(daemon.errors)")
+        if signalling { daemon.signal(SIGHUP) }
+        #expect(daemon.waitForLog(containing: "\(said): feedback theme 'mine'", timeout: 5), "\(daemon.errors)")
         #expect(trigger(harness, "first-event").status == 0)
         #expect(monitor.ended(2, timeout: 2) == 4_294_967_295)
         #expect(trigger(harness, "second-event").status == 0)
@@ -140,39 +145,9 @@ extension FeedbackDaemonTests {
         usleep(500_000)
         #expect(daemon.errors.components(separatedBy: "theme file changed").count == reloads, "\(daemon.errors)")
         _ = harness.directory.write(Array("{ not json".utf8), to: "theme.json")
+        if signalling { daemon.signal(SIGHUP) }
         #expect(
-            daemon.waitForLog(containing: "theme file changed: cannot read the feedback theme, so the old one stays", timeout: 5),
-            "\(daemon.errors)")
-        #expect(trigger(harness, "second-event").status == 0)
-        #expect(monitor.ended(4, timeout: 5) == 0)
-    }
-
-    @Test func sighupReloadsTheThemeAndKeepsItWhenTheNewOneIsBad() throws {
-        let harness = try DaemonHarness(pulse: pulse)
-        func theme(_ event: String) -> [UInt8] {
-            Array(
-                """
-                { "name": "mine", "profiles": [ { "name": "full", "feedbacks": [
-                  { "event-name": "\(event)", "type": "Sound", "effect": "message-new-instant" } ] } ] }
-                """.utf8)
-        }
-        let path = harness.directory.write(theme("first-event"), to: "theme.json")
-        let daemon = try harness.startDaemon(environment: ["FEEDBACK_THEME": path])
-        let monitor = try harness.monitor()
-        #expect(trigger(harness, "first-event").status == 0)
-        #expect(monitor.ended(1, timeout: 5) == 0)
-        _ = harness.directory.write(theme("second-event"), to: "theme.json")
-        daemon.signal(SIGHUP)
-        #expect(daemon.waitForLog(containing: "reloaded: feedback theme 'mine'", timeout: 5), "\(daemon.errors)")
-        #expect(trigger(harness, "first-event").status == 0)
-        #expect(monitor.ended(2, timeout: 2) == 4_294_967_295)
-        #expect(trigger(harness, "second-event").status == 0)
-        #expect(monitor.ended(3, timeout: 5) == 0)
-        // A broken theme: the old one stays, with a line saying so.
-        _ = harness.directory.write(Array("{ not json".utf8), to: "theme.json")
-        daemon.signal(SIGHUP)
-        #expect(
-            daemon.waitForLog(containing: "cannot read the feedback theme, so the old one stays", timeout: 5), "\(daemon.errors)")
+            daemon.waitForLog(containing: "\(said): cannot read the feedback theme, so the old one stays", timeout: 5), "\(daemon.errors)")
         #expect(trigger(harness, "second-event").status == 0)
         #expect(monitor.ended(4, timeout: 5) == 0)
     }
