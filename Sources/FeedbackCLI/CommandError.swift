@@ -111,6 +111,11 @@ extension FileError: ReportedError {
     }
 }
 
+extension HapticPatternError: ReportedError {
+    /// A haptic pattern file: the file's own error, else missing or not a pattern.
+    var exitCode: ExitCode { fileError?.exitCode ?? (problem == "no such file" ? .noInput : .dataError) }
+}
+
 extension HapticsError: ReportedError {
     /// Vibrators.
     var exitCode: ExitCode {
@@ -183,7 +188,7 @@ extension FeedbackError: ReportedError {
         case .invalidName(let error): error.exitCode
         case .playback(let error): error.exitCode
         case .haptics(let error): error.exitCode
-        case .pattern(let error): error.fileError?.exitCode ?? (error.problem == "no such file" ? .noInput : .dataError)
+        case .pattern(let error): error.exitCode
         }
     }
 }

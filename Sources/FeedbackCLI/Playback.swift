@@ -145,17 +145,11 @@ enum Playback {
     /// is rendered. Ctrl-C or SIGTERM stops the render within a block and leaves `path` as it was
     /// (130 or 143).
     static func render(_ buffer: PCMBuffer, options: PlaybackOptions, to path: String) throws(CommandError) {
+        let file = FileOutput(path: path, format: try outputFormat(path))
         var counted = options
         // `--loop N` counts plays, however many: never the library's `forever`, which a file cuts.
         counted.playCount = min(options.playCount, PlaybackOptions.forever - 1)
-        try render(to: path) { file in file.play(buffer, options: counted) }
-    }
-
-    /// Renders what `place` puts on a `FileOutput`'s timeline into the sound file at `path`, as
-    /// `render(_:options:to:)` renders one sound.
-    static func render(to path: String, _ place: (FileOutput) -> Void) throws(CommandError) {
-        let file = FileOutput(path: path, format: try outputFormat(path))
-        place(file)
+        file.play(buffer, options: counted)
         let length: Double?
         do {
             length = try file.finish(stoppingWhen: { Interruption.receivedSignal != nil })

@@ -142,8 +142,7 @@ enum HapticsCommand: Subcommand {
 
     /// Why a pattern file cannot be read, as the command exits with it.
     private static func unreadable(_ error: HapticPatternError) -> CommandError {
-        let code: ExitCode = error.fileError?.exitCode ?? (error.problem == "no such file" ? .noInput : .dataError)
-        return CommandError(message: "cannot read the haptic pattern \(error)", exitCode: code)
+        CommandError(message: "cannot read the haptic pattern \(error)", exitCode: error.exitCode)
     }
 
     /// What `play --json` prints: how each lane ended (`finished`, `stopped`, `silenced` by the
@@ -185,14 +184,11 @@ enum HapticsCommand: Subcommand {
         }
 
         if case .file(let file) = destination {
-            guard hasSounds else {
+            guard hasSounds, let mix = try decoded(at: 48_000).mix else {
                 throw CommandError(
                     message: "the haptic pattern \(path) has no sounds: there is nothing to render into \(file)", exitCode: .dataError)
             }
-            let sounds = try decoded(at: 48_000)
-            try Playback.render(to: file) { file in
-                if let mix = sounds.mix { file.play(mix) }
-            }
+            try Playback.render(mix, options: PlaybackOptions(), to: file)
             report.sound = "rendered"
             report.vibration = pattern.vibrationPattern == nil ? "none" : "not rendered"
             report.output = file
@@ -222,16 +218,10 @@ enum HapticsCommand: Subcommand {
             if !profile.allowsVibration {
                 report.vibration = "silenced"
             } else {
-                let selector: VibratorSelector =
-                    switch parser.value(Self.device) {
-                    case nil: .first
-                    case let text? where text.hasPrefix("/"): .path(text)
-                    case let text?: .name(text)
-                    }
                 do {
                     // With sounds, made ready now and started when the first frame is heard.
                     vibration = try Vibration.start(
-                        steps, on: selector, directory: parser.value(Self.inputDirectory) ?? Vibration.inputDirectory,
+                        steps, on: Vibration.selector(parser.value(Self.device)), directory: parser.value(Self.inputDirectory) ?? Vibration.inputDirectory,
                         held: sounds != nil)
                 } catch let error where sounds != nil && error.exitCode != .interrupted && error.exitCode != .terminated {
                     parser.warn("\(error.message): the sounds play alone")

@@ -134,12 +134,7 @@ enum VibrateCommand: Subcommand {
             }
         }
 
-        let selector: VibratorSelector =
-            switch device {
-            case nil: .first
-            case let text? where text.hasPrefix("/"): .path(text)
-            case let text?: .name(text)
-            }
+        let selector = Vibration.selector(device)
         if noWait {
             // A vibrator that is missing or may not be opened is reported here, as a waiting run
             // reports it; the detached player then opens it again.
@@ -227,6 +222,16 @@ struct Vibration {
         return Vibration(engine: engine, playback: playback, done: done, result: result)
     }
 
+    /// The vibrator a `--device` value names: a device node (a path), a text its name contains,
+    /// or (none given) the first.
+    static func selector(_ device: String?) -> VibratorSelector {
+        switch device {
+        case nil: .first
+        case let text? where text.hasPrefix("/"): .path(text)
+        case let text?: .name(text)
+        }
+    }
+
     /// Opens the vibrator `selector` picks in `directory`, with an engine on it.
     static func open(_ selector: VibratorSelector, directory: String) throws(CommandError) -> HapticEngine {
         do {
@@ -243,9 +248,7 @@ struct Vibration {
     }
 
     /// Starts a held vibration at `time` (CLOCK_MONOTONIC seconds; nil or past: at once).
-    func release(at time: Double?) {
-        playback.release(at: time.map { UInt64(max(0, $0) * 1e9) } ?? 0)
-    }
+    func release(at time: Double?) { playback.release(at: time) }
 
     /// Waits until the vibration is over (Ctrl-C stops it first and throws the interruption),
     /// then closes the device.

@@ -443,7 +443,7 @@ public final class FeedbackManager: Sendable {
         if let outcome = plan.sound {
             join.finish(sound: outcome)
         }
-        var held: HeldVibration?
+        var held: HapticPlayback?
         if let outcome = plan.vibration {
             join.finish(vibration: outcome)
         } else if let engine {
@@ -453,7 +453,7 @@ public final class FeedbackManager: Sendable {
             let vibration = engine.play(pattern, priority: .high, held: holds) { [self] completion in
                 join.finish(vibration: vibrationOutcome(completion, engine: engine))
             }
-            if holds { held = HeldVibration(vibration) }
+            if holds { held = vibration }
             playback.attach(vibration: vibration)
         }
         join.whenDone { [self] sound, vibration in
@@ -474,12 +474,12 @@ public final class FeedbackManager: Sendable {
     }
 
     /// Starts the sound part; a `held` vibration starts when the sound is heard, or at once when
-    /// the sound does not start.
-    private func startSound(_ request: Request, options: PlaybackOptions, playback: FeedbackPlayback, held: HeldVibration?) {
-        let finishing = playback.join
-        let join = SoundEnd { outcome in
+    /// the sound ends without having been placed (a release after the first does nothing).
+    private func startSound(_ request: Request, options: PlaybackOptions, playback: FeedbackPlayback, held: HapticPlayback?) {
+        let join = playback.join
+        let finish: @Sendable (SoundOutcome) -> Void = { outcome in
             held?.release(at: nil)
-            finishing.finish(sound: outcome)
+            join.finish(sound: outcome)
         }
         let resolved: ResolvedAlertSound
         switch request {
@@ -489,28 +489,28 @@ public final class FeedbackManager: Sendable {
             do {
                 resolved = try resolve(alert)
             } catch {
-                return join.finish(sound: .failed(error))
+                return finish(.failed(error))
             }
         }
         let buffer: PCMBuffer
         switch resolved.content {
         case .sound(let found): buffer = found
-        case .disabledByTheme: return join.finish(sound: .disabledByTheme)
-        case .vibrationOnly: return join.finish(sound: .notRequested)
+        case .disabledByTheme: return finish(.disabledByTheme)
+        case .vibrationOnly: return finish(.notRequested)
         }
         withAudioOutput { result in
             switch result {
             case .failure(let error):
-                join.finish(sound: .noAudioOutput(error))
+                finish(.noAudioOutput(error))
             case .success(let output):
                 // Stopped while the output was being opened: it never starts.
-                guard !playback.stopRequested else { return join.finish(sound: .stopped) }
-                let finish: @Sendable (PlaybackEnd) -> Void = { end in join.finish(sound: Self.soundOutcome(end)) }
+                guard !playback.stopRequested else { return finish(.stopped) }
+                let ended: @Sendable (PlaybackEnd) -> Void = { end in finish(Self.soundOutcome(end)) }
                 let handle =
                     if case .threads(let loop) = self.scheduling, let engine = output as? any DeliveringAudioOutput {
-                        engine.play(buffer, options: options, delivery: loop, completion: finish)
+                        engine.play(buffer, options: options, delivery: loop, completion: ended)
                     } else {
-                        output.play(buffer, options: options, queue: .global(), completion: finish)
+                        output.play(buffer, options: options, queue: .global(), completion: ended)
                     }
                 if let held { handle.whenHeard { held.release(at: $0) } }
                 playback.attach(sound: handle)
@@ -616,24 +616,3 @@ public final class FeedbackManager: Sendable {
     }
 }
 
-/// A vibration made ready to start with a sound (`HapticEngine.play(_:priority:held:completion:)`):
-/// released once, at the sound's onset or at once.
-private final class HeldVibration: Sendable {
-    private let playback: HapticPlayback
-    private let released = Atomic<Bool>(false)
-
-    init(_ playback: HapticPlayback) { self.playback = playback }
-
-    /// Starts it at `time` (CLOCK_MONOTONIC seconds; nil or past: at once). Later calls do nothing.
-    func release(at time: Double?) {
-        guard !released.exchange(true, ordering: .relaxed) else { return }
-        playback.release(at: time.map { UInt64(max(0, $0) * 1e9) } ?? 0)
-    }
-}
-
-/// The sound part's `finish`, with what must happen whenever it ends (the held vibration let go).
-private struct SoundEnd: Sendable {
-    let body: @Sendable (SoundOutcome) -> Void
-    init(_ body: @escaping @Sendable (SoundOutcome) -> Void) { self.body = body }
-    func finish(sound outcome: SoundOutcome) { body(outcome) }
-}

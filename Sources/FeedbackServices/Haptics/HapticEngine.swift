@@ -45,9 +45,12 @@ public final class HapticPlayback: Sendable {
     /// Does not block; any thread.
     public func stop() { engine.enqueue(.stop(id)) }
 
-    /// Starts a play made `held` at `nanoseconds` of CLOCK_MONOTONIC (`MonotonicClock.nanoseconds`),
-    /// or at once when that has passed; does nothing to a play already started or ended.
-    package func release(at nanoseconds: UInt64) { engine.enqueue(.release(id, at: nanoseconds)) }
+    /// Starts a play made `held` at `time`, CLOCK_MONOTONIC seconds (`MonotonicClock.now`, what
+    /// `PlaybackHandle.whenHeard` gives), or at once when that has passed or is nil; does nothing
+    /// to a play already started or ended, so a second release is harmless.
+    package func release(at time: Double?) {
+        engine.enqueue(.release(id, at: time.map { UInt64(max(0, $0) * 1e9) } ?? 0))
+    }
 }
 
 /// Plays vibration patterns on one force-feedback device.

@@ -63,11 +63,13 @@ extension HapticPattern {
             let natural = length(path).map { start + $0 } ?? max(patternEnd, start)
             let end = cut.map { min(start + $0, natural) } ?? natural
             let baseVolume = Float(eventVolume)
+            /// This sound's pan at `time`: its own plus the controls', within −1…1.
+            func soundPan(_ time: Double, before: Bool = false) -> Float {
+                Float(min(max(eventPan + pan(time, before: before), -1), 1))
+            }
             steps.append(
                 SoundStep(
-                    time: start, sound: number,
-                    action: .start(
-                        path: path, volume: baseVolume * volume(start), pan: Float(min(max(eventPan + pan(start), -1), 1)))))
+                    time: start, sound: number, action: .start(path: path, volume: baseVolume * volume(start), pan: soundPan(start))))
             /// From each breakpoint inside the sound to the next: a ramp to the value just before
             /// the next, and a step where a curve starts there.
             func follow(_ times: [Double], _ value: (Double, Bool) -> Float, _ make: (Float, Double) -> SoundStep.Action) {
@@ -92,7 +94,7 @@ extension HapticPattern {
                 }
             }
             follow(volumeTimes, { time, before in baseVolume * volume(time, before: before) }) { .volume($0, ramp: $1) }
-            follow(panTimes, { time, before in Float(min(max(eventPan + pan(time, before: before), -1), 1)) }) { .pan($0, ramp: $1) }
+            follow(panTimes, { time, before in soundPan(time, before: before) }) { .pan($0, ramp: $1) }
             if let cut, start + cut < natural { steps.append(SoundStep(time: start + cut, sound: number, action: .stop)) }
         }
         let ordered = steps.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)

@@ -260,9 +260,9 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         let wasIdle = timeline.isEmpty
         let time = MonotonicClock.now
         // A voice placed at the write index is heard once the frames queued ahead of it have
-        // played (none when held: the device starts with the first write, which comes next).
-        let queued = held ? 0 : max(0, pcm.delay())
-        let heard = time + Double(queued) / Double(pcm.rate)
+        // played (none when held: the device starts with the first write, which comes next);
+        // asked of the device once, and only when a sound starts.
+        var heard: Double?
         for command in drained {
             // Only plays still waiting for their voice start (a failure or a shutdown ended the others).
             if case .start(let id, _, _, _) = command {
@@ -271,7 +271,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
                     continue
                 }
                 timeline.apply(command, at: writeIndex, time: time)
-                requests.voicePlaced(id, heardAt: heard)
+                if heard == nil { heard = time + Double(held ? 0 : max(0, pcm.delay())) / Double(pcm.rate) }
+                requests.voicePlaced(id, heardAt: heard!)
                 continue
             }
             timeline.apply(command, at: writeIndex, time: time)

@@ -154,7 +154,8 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
         let now = connection.changeFrame()
         let wasIdle = connection.timeline.isEmpty
         let time = MonotonicClock.now
-        let heard = connection.heardTime(of: now)
+        // Reckoned once, and only when a sound starts.
+        var heard: Double?
         for command in drained {
             // Only plays still waiting for their voice start (a failed connection or a shutdown
             // ends the others).
@@ -164,7 +165,8 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
                     continue
                 }
                 connection.timeline.apply(command, at: now, time: time)
-                requests.voicePlaced(id, heardAt: heard)
+                if heard == nil { heard = connection.heardTime(of: now) }
+                requests.voicePlaced(id, heardAt: heard!)
                 continue
             }
             connection.timeline.apply(command, at: now, time: time)
