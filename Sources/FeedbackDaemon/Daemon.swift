@@ -56,7 +56,7 @@ package enum Daemon {
         logThemeNotes(theme)
         let themeWatch = ThemeFileWatch()
         if themeWatch == nil { log("cannot watch the feedback theme's files (\(Errno.current)): only SIGHUP reloads it") }
-        themeWatch?.watch(theme.files)
+        themeWatch?.watch(theme.files + theme.patternFiles)
 
         let connection: BusConnection
         do {
@@ -259,7 +259,7 @@ package enum Daemon {
         do {
             let theme = try FeedbackTheme.load(locations)
             service.replace(theme: theme)
-            watch?.watch(theme.files)
+            watch?.watch(theme.files + theme.patternFiles)
             log("\(why): feedback theme '\(theme.name)' (\(theme.files.joined(separator: " → ")))\(describeDevice(locations))")
             logThemeNotes(theme)
         } catch {

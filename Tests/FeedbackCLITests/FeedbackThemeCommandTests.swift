@@ -64,6 +64,8 @@ import Testing
             ("dummies", #"{ "name": "d", "profiles": [ { "name": "full", "feedbacks": [ { "type": "Dummy", "event-name": "e", "duration": 10 } ] }, { "name": "silent" } ] }"#, true),
             ("orphan", #"{ "name": "orphan", "parent-name": "nowhere" }"#, true),
             ("unknown-type", #"{ "name": "u", "profiles": [ { "name": "full", "feedbacks": [ { "type": "Hologram", "event-name": "e" } ] } ] }"#, true),
+            // Our own field: feedbackd (json-glib) skips a member that is no property of the feedback.
+            ("pattern", #"{ "name": "p", "profiles": [ { "name": "full", "feedbacks": [ { "type": "Sound", "event-name": "e", "effect": "bell", "pattern": "nowhere.json" } ] } ] }"#, true),
             ("other-profile", #"{ "name": "o", "profiles": [ { "name": "loud" } ] }"#, true),
             ("no-name", #"{ "parent-name": "default" }"#, false),
             ("empty-name", #"{ "name": "" }"#, false),

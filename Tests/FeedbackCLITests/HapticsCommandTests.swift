@@ -46,10 +46,10 @@ import Testing
 
     @Test func aDocumentedPatternReadsAsWritten() throws {
         let path = write(Self.heartbeat)
-        let read = try HapticPattern(ahapFileAt: path)
+        let read = try HapticPattern(fileAt: path)
         #expect(read.events == [
             .transient(time: 0, intensity: 1, sharpness: 0.5),
-            .sound(time: 0.25, path: directory.file("beat.wav"), volume: 0.75, pan: -0.5, duration: 0.25),
+            .sound(time: 0.25, sound: .file(directory.file("beat.wav")), volume: 0.75, pan: -0.5, duration: 0.25),
             .continuous(time: 0.5, duration: 0.5, intensity: 0.5, sharpness: 0.5, envelope: .init(sustained: true)),
         ])
         #expect(read.curves == [
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func whatDoesNotPlayHereIsSaidOnce() throws {
-        let read = try HapticPattern(ahapFileAt: write(#"""
+        let read = try HapticPattern(fileAt: write(#"""
             { "Version": 2, "Pattern": [
               { "Event": { "Time": 0, "EventType": "AudioContinuous", "EventDuration": 1,
                   "EventParameters": [ { "ParameterID": "AudioPitch", "ParameterValue": -0.3 } ] } },
@@ -81,7 +81,7 @@ import Testing
               { "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "/usr/share/sounds/x.wav",
                   "EventParameters": [ { "ParameterID": "AudioBrightness", "ParameterValue": 0.3 } ] } } ] }
             """#))
-        #expect(read.events == [.sound(time: 0, path: "/usr/share/sounds/x.wav", volume: 1, pan: 0, duration: nil)])
+        #expect(read.events == [.sound(time: 0, sound: .file("/usr/share/sounds/x.wav"), volume: 1, pan: 0, duration: nil)])
         #expect(read.notes.count == 3, "\(read.notes)")
         #expect(read.notes.contains { $0.hasPrefix("Version 2.0") })
         #expect(read.notes.contains { $0.hasPrefix("AudioContinuous events") })
@@ -114,9 +114,9 @@ import Testing
     ])
     func aMalformedPatternIsRefusedNamingTheEntryAndField(_ text: String, _ problem: String) {
         let path = write(text)
-        #expect(throws: HapticPatternError.self) { try HapticPattern(ahapFileAt: path) }
+        #expect(throws: HapticPatternError.self) { try HapticPattern(fileAt: path) }
         do {
-            _ = try HapticPattern(ahapFileAt: path)
+            _ = try HapticPattern(fileAt: path)
         } catch {
             #expect(error.problem.hasPrefix(problem), "\(error.problem)")
             #expect(error.path == path)
@@ -127,30 +127,30 @@ import Testing
         let tap = #"{ "Event": { "Time": 0, "EventType": "HapticTransient" } }"#
         let many = pattern(Array(repeating: tap, count: HapticPattern.Limits.entries + 1).joined(separator: ","))
         #expect(throws: HapticPatternError(path: many, problem: "Pattern has 4097 entries, more than 4096")) {
-            try HapticPattern(ahapFileAt: many)
+            try HapticPattern(fileAt: many)
         }
-        #expect(try HapticPattern(ahapFileAt: pattern(Array(repeating: tap, count: HapticPattern.Limits.entries).joined(separator: ","))).events.count == 4_096)
+        #expect(try HapticPattern(fileAt: pattern(Array(repeating: tap, count: HapticPattern.Limits.entries).joined(separator: ","))).events.count == 4_096)
         let point = #"{ "Time": 0, "ParameterValue": 1 }"#
         let curve = { (count: Int) in
             #"{ "ParameterCurve": { "ParameterID": "AudioVolumeControl", "Time": 0, "ParameterCurveControlPoints": [ \#(Array(repeating: point, count: count).joined(separator: ",")) ] } }"#
         }
         let long = pattern(curve(1_025))
         #expect(throws: HapticPatternError(path: long, problem: "Pattern[0].ParameterCurve has 1025 control points, more than 1024")) {
-            try HapticPattern(ahapFileAt: long)
+            try HapticPattern(fileAt: long)
         }
         let total = pattern(Array(repeating: curve(1_024), count: 17).joined(separator: ","))
         #expect(throws: HapticPatternError(path: total, problem: "Pattern[16].ParameterCurve: more than 16384 control points in all")) {
-            try HapticPattern(ahapFileAt: total)
+            try HapticPattern(fileAt: total)
         }
         let huge = write(String(repeating: " ", count: HapticPattern.Limits.fileSize + 1))
-        #expect(throws: HapticPatternError.self) { try HapticPattern(ahapFileAt: huge) }
+        #expect(throws: HapticPatternError.self) { try HapticPattern(fileAt: huge) }
     }
 
     /// The lanes, exactly: 16 columns of 1/16 s; the tap in the first, the held beat from 0.5 s
     /// at half intensity, halved again by the intensity control from 0.75 s; sharpness 0.5,
     /// lowered by its curve (each column shows the most it reaches); the sound from 0.25 to 0.5 s.
     @Test func showDrawsTheLanesExactly() throws {
-        let lanes = Lanes(pattern: try HapticPattern(ahapFileAt: write(Self.heartbeat)), columns: 16)
+        let lanes = Lanes(pattern: try HapticPattern(fileAt: write(Self.heartbeat)), columns: 16)
         #expect(lanes.intensity == "█       ▄▄▄▄▂▂▂▂")
         #expect(lanes.sharpness == "▄       ▄▄▃▃▂▂▁▁")
         #expect(lanes.sound == "    ████        ")
@@ -160,7 +160,7 @@ import Testing
     /// The haptic lane as one motor's steps, exactly: the 22 ms tap, a pause to 0.5 s, the held
     /// beat at half, then at a quarter under the intensity control.
     @Test func theHapticLaneBecomesOneMotorsSteps() throws {
-        let read = try HapticPattern(ahapFileAt: write(Self.heartbeat))
+        let read = try HapticPattern(fileAt: write(Self.heartbeat))
         #expect(read.vibrationPattern?.steps == [
             .init(duration: 22, intensity: 1), .init(duration: 478, intensity: 0), .init(duration: 250, intensity: 0.5),
             .init(duration: 250, intensity: 0.25),
@@ -171,7 +171,7 @@ import Testing
         ])
         // An attack of 0.5 s rises in steps of 1/32 to full (reached, rounded, at 492 ms), which
         // it holds for the rest.
-        let rising = try HapticPattern(ahapFileAt: pattern(#"""
+        let rising = try HapticPattern(fileAt: pattern(#"""
             { "Event": { "Time": 0, "EventType": "HapticContinuous", "EventDuration": 1,
                 "EventParameters": [ { "ParameterID": "AttackTime", "ParameterValue": 0.5 } ] } }
             """#)).vibrationPattern
@@ -181,7 +181,7 @@ import Testing
         #expect(steps.count == 33, "\(steps.map(\.intensity))")
         #expect(zip(steps, steps.dropFirst()).allSatisfy { $0.intensity < $1.intensity })
         // Sounds alone do not vibrate.
-        #expect(try HapticPattern(ahapFileAt: pattern(#"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "x.wav" } }"#)).vibrationPattern == nil)
+        #expect(try HapticPattern(fileAt: pattern(#"{ "Event": { "Time": 0, "EventType": "AudioCustom", "EventWaveformPath": "x.wav" } }"#)).vibrationPattern == nil)
     }
 
     /// A hostile pattern (4,088 held events on top of one another, 60 s, 8 curves of 1,024 points)
@@ -192,7 +192,7 @@ import Testing
         let curve = #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[\#(points)]}}"#
         let path = pattern((Array(repeating: held, count: 4_088) + Array(repeating: curve, count: 8)).joined(separator: ","))
         let started = MonotonicClock.now
-        let read = try HapticPattern(ahapFileAt: path)
+        let read = try HapticPattern(fileAt: path)
         _ = Lanes(pattern: read, columns: 400)
         #expect(read.vibrationPattern != nil)
         // Not a speed figure: a guard against a hostile file holding the command for minutes.
@@ -216,6 +216,41 @@ import Testing
         #expect(feedbackctl("haptics", "check", directory.path).status == 66)
         #expect(feedbackctl("haptics", "dance", path).status == 64)
         #expect(feedbackctl("haptics", "show", "--width", "8", path).status == 64)
+    }
+
+    /// Our own form through the command: counted, drawn with its lights lane, and its lights
+    /// played on the LEDs of a sysfs tree (put back after); a light no LED shows is a warning.
+    @Test func ourFormIsCheckedDrawnAndItsLightsPlayed() throws {
+        let path = write(
+            #"""
+            { "events": [ { "type": "transient", "time": 0 },
+                          { "type": "light", "time": 0, "duration": 0.5, "color": "red" },
+                          { "type": "light", "time": 0.5, "duration": 0.5, "color": "blue" } ] }
+            """#, "lights.json")
+        let checked = feedbackctl("haptics", "check", path)
+        #expect(checked.status == 0 && checked.output == "\(path): 1.00 s, 1 haptic event, 0 sounds, 0 curves, 2 lights\n", "\(checked.output) \(checked.errors)")
+        let shown = feedbackctl("haptics", "show", "--width", "16", path)
+        #expect(
+            shown.output.hasSuffix(
+                "intensity │█               │\nsharpness │▄               │\nsound     │                │\nlight     │RRRRRRRRBBBBBBBB│\n           0 s       1.00 s\n"),
+            "\(shown.output)")
+        let json = feedbackctl("haptics", "show", "--json", "--width", "16", path)
+        #expect(json.output.contains(#""light":"RRRRRRRRBBBBBBBB""#) && json.output.contains(#""lights":2"#), "\(json.output)")
+
+        let tree = FakeSysfs()
+        try tree.add("red:status", triggers: "[none] timer", udev: ["FEEDBACKD_TYPE": "led"])
+        let lightsOnly = write(
+            #"{ "events": [ { "type": "light", "time": 0, "duration": 0.2, "color": "red" }, { "type": "light", "time": 0, "duration": 0.2, "color": "green" } ] }"#,
+            "only.json")
+        let played = feedbackctl("haptics", "play", "--json", "--sysfs-root", tree.root, lightsOnly)
+        #expect(played.status == 0, "\(played.errors)")
+        #expect(played.output.contains(#""lights":"unavailable""#) && played.output.contains(#""sound":"none""#), "\(played.output)")
+        #expect(played.errors.contains("a light of the pattern is not shown") && played.errors.contains("green"), "\(played.errors)")
+        #expect(tree.read("red:status", "brightness") == "0" && tree.read("red:status", "trigger") == "none", "put back")
+        let red = write(#"{ "events": [ { "type": "light", "time": 0, "duration": 0.2, "color": "red" } ] }"#, "red.json")
+        let lit = feedbackctl("haptics", "play", "--json", "--sysfs-root", tree.root, red)
+        #expect(lit.status == 0 && lit.output.contains(#""lights":"finished""#) && lit.errors.isEmpty, "\(lit.output) \(lit.errors)")
+        #expect(feedbackctl("haptics", "check", "--sysfs-root", tree.root, red).status == 64, "an option of play")
     }
 }
 
@@ -249,7 +284,8 @@ extension HapticsCommandTests {
         return steps.map { step in
             let action =
                 switch step.action {
-                case .start(let path, let volume, let pan): "start \(path.split(separator: "/").last!) \(volume) \(pan)"
+                case .start(.file(let path), let volume, let pan): "start \(path.split(separator: "/").last!) \(volume) \(pan)"
+                case .start(let sound, let volume, let pan): "start \(sound) \(volume) \(pan)"
                 case .volume(let volume, let ramp): "volume \(volume) over \(time(ramp))"
                 case .pan(let pan, let ramp): "pan \(pan) over \(time(ramp))"
                 case .stop: "stop"
@@ -259,7 +295,7 @@ extension HapticsCommandTests {
     }
 
     @Test func theSoundLaneIsStepsInTimeOrder() throws {
-        let read = try HapticPattern(ahapFileAt: try soundLane())
+        let read = try HapticPattern(fileAt: try soundLane())
         let sounds = try HapticPatternSounds(pattern: read)
         #expect(describe(sounds.steps) == [
             "100000 #0 start a.wav 0.5 -1.0",
@@ -269,7 +305,7 @@ extension HapticsCommandTests {
             "650000 #2 stop",
         ])
         // A Parameter is a step where it starts: a sound playing across it follows at once.
-        let stepped = try HapticPattern(ahapFileAt: pattern(#"""
+        let stepped = try HapticPattern(fileAt: pattern(#"""
             { "Event": { "Time": 0.3, "EventType": "AudioCustom", "EventWaveformPath": "b.wav" } },
             { "Parameter": { "ParameterID": "AudioPanControl", "Time": 0.4, "ParameterValue": 0.5 } }
             """#))
@@ -281,7 +317,7 @@ extension HapticsCommandTests {
 
     @Test func theSoundLaneRendersSampleExactly() throws {
         let path = try soundLane()
-        let sounds = try HapticPatternSounds(pattern: try HapticPattern(ahapFileAt: path))
+        let sounds = try HapticPatternSounds(pattern: try HapticPattern(fileAt: path))
         let mix = try #require(sounds.mix)
         #expect(mix.channelCount == 2 && mix.sampleRate == 48_000)
         let samples = mix.samples
@@ -316,11 +352,11 @@ extension HapticsCommandTests {
         let lane = try soundLane()
         let sounds = try manager.resolve(hapticPatternAt: lane, maximumDecodedSeconds: 30)
         #expect(sounds.type == .audioOnly && sounds.sound.alert == .file(lane))
-        #expect(sounds.sound.buffer?.samples == (try HapticPatternSounds(pattern: try HapticPattern(ahapFileAt: lane))).mix?.samples)
+        #expect(sounds.sound.buffer?.samples == (try HapticPatternSounds(pattern: try HapticPattern(fileAt: lane))).mix?.samples)
         let beat = try SoundDecoder().decode(samples: [Float](repeating: 0.5, count: 4_800), sampleRate: 48_000, channelCount: 1)
         try SoundFileWriter.write(beat, to: directory.file("beat.wav"), format: .wavFloat)
         let tapped = try manager.resolve(hapticPatternAt: write(Self.heartbeat, "heartbeat.ahap"), maximumDecodedSeconds: 30)
-        let heartbeat = try HapticPattern(ahapFileAt: directory.file("heartbeat.ahap"))
+        let heartbeat = try HapticPattern(fileAt: directory.file("heartbeat.ahap"))
         #expect(tapped.type == .audioAndVibrate && tapped.vibration == heartbeat.vibrationPattern)
         let tap = try manager.resolve(
             hapticPatternAt: write(#"{ "Pattern": [ { "Event": { "Time": 0, "EventType": "HapticTransient" } } ] }"#, "tap.ahap"),

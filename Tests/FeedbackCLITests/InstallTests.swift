@@ -96,7 +96,7 @@ import Testing
         #expect(result.status == 0, "\(result.errors)")
         let manifest = try String(contentsOfFile: prefix + "/share/feedbackservices/install-manifest", encoding: .utf8)
         let files = manifest.split(separator: "\n").filter { !$0.hasSuffix("/") && !$0.hasPrefix("share/sounds/feedbackservices/") }
-        #expect(files.count == 12, "\(files)")
+        #expect(files.count == 13, "\(files)")
         for file in files { #expect(result.output.contains(file), "\(file)") }
         let sounds = tree(prefix + "/share/sounds/feedbackservices").filter { !$0.hasSuffix("/") }.count
         #expect(result.output.contains("share/sounds/feedbackservices/ (the sound theme, \(sounds) files)"), "\(result.output)")

@@ -68,6 +68,7 @@ extension FeedbackDaemonTests {
                 case .vibration: "vibration"
                 case .led: "led"
                 case .dummy: "dummy"
+                case .pattern: "pattern"
                 }
             }
         }

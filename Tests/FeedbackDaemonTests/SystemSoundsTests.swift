@@ -277,6 +277,45 @@ struct SystemSoundsTests {
         #expect(refused[3].hasPrefix("error org.freedesktop.DBus.Error.InvalidArgs") && refused[3].contains("alert"), "\(refused)")
     }
 
+    /// PlayPatternFD: our own form read from a passed descriptor, its sounds by absolute path and
+    /// by ID, played as one at the monitor; what it refuses (a relative sound file, a descriptor
+    /// that is no regular file) is refused before anything plays.
+    @Test func playPatternFDPlaysAPassedPattern() throws {
+        let harness = try DaemonHarness(pulse: pulse)
+        let click = try SoundDecoder().decode(samples: [Float](repeating: 0.5, count: 2_400), sampleRate: 48_000, channelCount: 1)
+        let clickPath = harness.directory.file("click.wav")
+        try SoundFileWriter.write(click, to: clickPath, format: .wavFloat)
+        let pattern = harness.directory.file("pattern.json")
+        _ = FileManager.default.createFile(
+            atPath: pattern,
+            contents: Data(
+                #"""
+                { "events": [ { "type": "sound", "time": 0, "file": "\#(clickPath)" },
+                              { "type": "sound", "time": 0.2, "file": "\#(clickPath)", "pan": -1 } ] }
+                """#.utf8))
+        let relative = harness.directory.file("relative.json")
+        _ = FileManager.default.createFile(
+            atPath: relative, contents: Data(#"{ "events": [ { "type": "sound", "time": 0, "file": "click.wav" } ] }"#.utf8))
+        try harness.startDaemon()
+        let start = recorder.frameCount
+        let lines = try run(harness, "pattern-fd", pattern, "wait", "3")
+        let play = try #require(Self.value(lines, "play"), "\(lines)")
+        #expect(Self.endings(lines, play: play) == ["ended \(play) finished played"], "\(lines)")
+        let first = try #require(recorder.firstSound(after: start, threshold: 0.1, timeout: 1), "nothing reached the sound server")
+        let second = try #require(recorder.firstSound(after: first + 4_800, threshold: 0.1, timeout: 1))
+        let left = recorder.channel(0, from: first, frames: 0..<4_800)
+        let end = first + (left.lastIndex { abs($0) > 0.1 } ?? 0) + 1
+        #expect(second - end == 7_200, "the second sound began \(second - end - 7_200) frames off its time")
+        #expect(recorder.channel(1, from: second, frames: 100..<1_000).allSatisfy { abs($0) < 0.01 }, "hard left")
+
+        let refused = try run(harness, "pattern-fd", relative, "pattern-fd", "/dev/null")
+        #expect(refused.count == 2, "\(refused)")
+        #expect(
+            refused[0].hasPrefix("error org.feedbackservices.SystemSounds1.Error.BadSound") && refused[0].contains("is relative"),
+            "\(refused)")
+        #expect(refused[1].hasPrefix("error org.freedesktop.DBus.Error.InvalidArgs") && refused[1].contains("not a regular file"), "\(refused)")
+    }
+
     private static func repeated(_ step: String, _ count: Int) -> String {
         "[" + Array(repeating: step, count: count).joined(separator: ", ") + "]"
     }
@@ -450,7 +489,7 @@ struct SystemSoundsTests {
 
 /// A client of org.feedbackservices.SystemSounds1 written with GIO, as apps use it. Its arguments
 /// are commands run in order: `play ID|last-id [key=value…]`, `event NAME [key=value…]`, `pattern
-/// PATH [key=value…]` (prints `play N`; a value is a boolean, a number or else a string), `stop N|last`, `stopall` (prints
+/// PATH [key=value…]`, `pattern-fd PATH [key=value…]` (the file passed open) (prints `play N`; a value is a boolean, a number or else a string), `stop N|last`, `stopall` (prints
 /// `stopped N`), `stopdetached GROUP` (prints `detached-stopped PLAY:WHAT…`), `register PATH`, `register-fd PATH NAME`
 /// (print `id N`), `volume ID|last-id LEVEL` (prints `volume ok`), `list` (prints `sound ID NAME
 /// SECONDS` per sound), `wait SECONDS` (runs the loop: each `PlayEnded` prints `ended PLAY HOW WHY`),
@@ -509,12 +548,14 @@ enum SystemSoundsClient {
             return words
         while i < len(args):
             command = take()
-            if command in ('play', 'event', 'pattern'):
+            if command in ('play', 'event', 'pattern', 'pattern-fd'):
                 target = take()
                 if command == 'play':
                     reply = call('Play', '(ua{sv})', (last_id if target == 'last-id' else int(target), options(extra())))
                 elif command == 'pattern':
                     reply = call('PlayPattern', '(sa{sv})', (target, options(extra())))
+                elif command == 'pattern-fd':
+                    reply = call('PlayPatternFD', '(ha{sv})', (0, options(extra())), fds=[os.open(target, os.O_RDONLY)])
                 else:
                     reply = call('PlayEvent', '(sa{sv})', (target, options(extra())))
                 if reply is not None:

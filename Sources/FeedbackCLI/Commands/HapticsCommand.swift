@@ -2,18 +2,22 @@ import Dispatch
 import FeedbackServices
 import Synchronization
 
-/// `feedbackctl haptics check|show|play FILE`: reads a haptic pattern (an AHAP file) as the
-/// library does; `check` says whether it reads and what of it does not play here, `show` draws
+/// `feedbackctl haptics check|show|play FILE`: reads a haptic pattern (an AHAP file or our own
+/// JSON form) as the library does; `check` says whether it reads and what of it does not play here, `show` draws
 /// its lanes, `play` plays it (or renders its sounds into a file).
 enum HapticsCommand: Subcommand {
     static let name = "haptics"
-    static let abstract = "Check, draw or play a haptic pattern (an AHAP file)"
+    static let abstract = "Check, draw or play a haptic pattern (AHAP or our own JSON)"
     static let discussion: [Paragraph] = [
         """
         A haptic pattern puts vibration and sound on one timeline: Apple's AHAP files
         (Core Haptics' JSON: HapticTransient and HapticContinuous events with intensity,
         sharpness and an envelope; AudioCustom sounds with volume and pan; Parameter and
-        ParameterCurve changes over time). Not a vibration pattern ('vibrate --pattern'),
+        ParameterCurve changes over time), or our own JSON form, which also names sounds by
+        ID or theme event, named primitives and LED lights: {"events": [{"type": "sound",
+        "time": 0, "id": 1007}, {"type": "primitive", "time": 0, "name": "click"},
+        {"type": "light", "time": 0, "duration": 1, "color": "blue", "frequency": 2}]}
+        (docs/haptics.md lists every field). Not a vibration pattern ('vibrate --pattern'),
         which is one motor's steps.
         """,
         """
@@ -22,15 +26,19 @@ enum HapticsCommand: Subcommand {
         not play as written here is a warning: sharpness (a rumble motor has one frequency),
         AudioContinuous (no synthesizer), audio pitch and brightness. show draws the lanes
         with block characters, one column per slice of time: intensity (with the intensity
-        curves applied), sharpness, and the sounds.
+        curves applied), sharpness, the sounds, and the lights (a pattern that has them: the
+        colour's initial, R G B W).
         """,
         """
         play plays it: the vibration on the first vibrator (or --device), as one motor's
         steps, and the sounds on the sound server (or --canberra, --pcm), each at its time,
         with the volume and pan curves followed, mixed once and played as one sound; the
-        vibration starts when the sound output says the first frame is heard (at once with
-        --canberra), and the command returns when both have ended (Ctrl-C stops them). The profile applies: quiet plays only the
-        vibration, silent nothing. With no vibrator the sounds play alone, with a warning.
+        vibration and the lights start when the sound output says the first frame is heard
+        (at once with --canberra), and the command returns when all have ended (Ctrl-C stops
+        them). Each light is on the first LED that shows its colour (--sysfs-root as for
+        'led'). The profile applies: quiet plays the vibration and the lights, silent the
+        lights. With no vibrator the sounds play alone, with a warning; a light no LED can
+        show is skipped, with a warning.
         play --output FILE renders the sounds into FILE instead, sample-exactly, as
         'fire --output' renders a sound (the vibration is not in a sound file).
         """,
@@ -41,23 +49,24 @@ enum HapticsCommand: Subcommand {
     ]
 
     static let action = Argument("ACTION", .oneOf(["check", "show", "play"]), help: "check, show (draw the lanes), or play")
-    static let file = Argument("FILE", .file, help: "The AHAP file")
+    static let file = Argument("FILE", .file, help: "The pattern file (AHAP, or our own JSON form)")
     static let arguments = [action, file]
 
     static let width = Option("--width", value: "COLUMNS", .number, help: "show: columns for the timeline, 16...400 (default 64)")
     static let json = Option.json(
         """
         check, show: print {"file", "valid", "duration", "haptic", "sounds", "curves", "notes",
-        "error", "lanes"}; error is null when valid, lanes only for show. play: {"file",
-        "duration", "sound", "vibration", "output", "notes"}, each lane finished, stopped,
-        silenced, unavailable, rendered or none
+        "error", "lanes", "lights"}; error is null when valid, lanes only for show (with
+        "light" when there are lights). play: {"file", "duration", "sound", "vibration",
+        "output", "notes", "lights"}, each lane finished, stopped, silenced, unavailable,
+        rendered or none
         """)
     static let device = Option(
         "--device", value: "PATH|NAME", .file, help: "play: the vibrator's device node, or a text its name contains")
     static let inputDirectory = Option(
         "--input-dir", value: "DIR", .directory, help: "play: look for vibrators in DIR (default /dev/input)")
     static let options = [
-        width, SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, device, inputDirectory, json,
+        width, SoundArguments.output, SoundArguments.canberra, SoundArguments.pcm, device, inputDirectory, LEDCommand.root, json,
     ]
 
     static let exitStatus: String? = """
@@ -72,6 +81,7 @@ enum HapticsCommand: Subcommand {
         "feedbackctl haptics show --width 100 Heartbeat.ahap",
         "feedbackctl haptics play Heartbeat.ahap",
         "feedbackctl haptics play --output heartbeat.wav Heartbeat.ahap",
+        "feedbackctl haptics play ring.json",
     ]
 
     /// What `--json` prints.
@@ -85,6 +95,7 @@ enum HapticsCommand: Subcommand {
         let notes: [String]
         @Nullable var error: String?
         @Nullable var lanes: [String: String]?
+        let lights: Int
     }
 
     static func run(_ parser: inout ArgumentParser, output: inout String) throws(CommandError) {
@@ -93,7 +104,7 @@ enum HapticsCommand: Subcommand {
             throw CommandError.usage("'\(action)' is not an action; use check, show or play")
         }
         let path = parser.positionals[1]
-        let forPlay = [SoundArguments.output, SoundArguments.pcm, device, inputDirectory].filter { parser.value($0) != nil }
+        let forPlay = [SoundArguments.output, SoundArguments.pcm, device, inputDirectory, LEDCommand.root].filter { parser.value($0) != nil }
             + (parser.flag(SoundArguments.canberra) ? [SoundArguments.canberra] : [])
         if action != "play", let option = forPlay.first {
             throw CommandError.usage("\(option.name) is an option of play, not of \(action)")
@@ -115,25 +126,31 @@ enum HapticsCommand: Subcommand {
         }
         let result: Result<HapticPattern, HapticPatternError>
         do {
-            result = .success(try HapticPattern(ahapFileAt: path))
+            result = .success(try HapticPattern(fileAt: path))
         } catch {
             result = .failure(error)
         }
         let pattern = try? result.get()
-        let haptic = pattern?.events.filter { if case .sound = $0 { false } else { true } }.count ?? 0
-        let sounds = (pattern?.events.count ?? 0) - haptic
+        let haptic = pattern?.events.filter(\.vibrates).count ?? 0
+        let sounds = pattern?.events.filter(\.isSound).count ?? 0
+        let lights = pattern?.events.filter(\.isLight).count ?? 0
         let lanes = showing ? pattern.map { Lanes(pattern: $0, columns: columns) } : nil
         if parser.flag(Self.json) {
             var report = Report(
                 file: path, valid: pattern != nil, duration: pattern?.duration ?? 0, haptic: haptic, sounds: sounds,
-                curves: pattern?.curves.count ?? 0, notes: pattern?.notes ?? [])
+                curves: pattern?.curves.count ?? 0, notes: pattern?.notes ?? [], lights: lights)
             if case .failure(let error) = result { report.error = error.description }
-            report.lanes = lanes.map { ["intensity": $0.intensity, "sharpness": $0.sharpness, "sound": $0.sound] }
+            report.lanes = lanes.map { lanes in
+                var drawn = ["intensity": lanes.intensity, "sharpness": lanes.sharpness, "sound": lanes.sound]
+                if let light = lanes.light { drawn["light"] = light }
+                return drawn
+            }
             output += JSONOutput.line(report)
         } else if let pattern {
             func counted(_ count: Int, _ what: String) -> String { "\(count) \(what)\(count == 1 ? "" : "s")" }
             output += "\(path): \(Lanes.seconds(pattern.duration)), \(counted(haptic, "haptic event")), "
-                + "\(counted(sounds, "sound")), \(counted(pattern.curves.count, "curve"))\n"
+                + "\(counted(sounds, "sound")), \(counted(pattern.curves.count, "curve"))"
+                + (lights > 0 ? ", \(counted(lights, "light"))\n" : "\n")
             if let lanes { output += lanes.text }
         }
         for note in pattern?.notes ?? [] { parser.warn(note) }
@@ -154,6 +171,7 @@ enum HapticsCommand: Subcommand {
         var vibration: String
         @Nullable var output: String?
         let notes: [String]
+        var lights = "none"
     }
 
     /// `play FILE`: see the discussion.
@@ -161,25 +179,34 @@ enum HapticsCommand: Subcommand {
         let destination = try Playback.destination(&parser)
         let pattern: HapticPattern
         do {
-            pattern = try HapticPattern(ahapFileAt: path)
+            pattern = try HapticPattern(fileAt: path)
         } catch {
             throw unreadable(error)
         }
         for note in pattern.notes { parser.warn(note) }
+        let warnings = Lock<[String]>([])
         var report = PlayReport(file: path, duration: pattern.duration, sound: "none", vibration: "none", notes: pattern.notes)
-        let hasSounds = pattern.events.contains { if case .sound = $0 { true } else { false } }
+        let hasSounds = pattern.events.contains(where: \.isSound)
         defer {
             if parser.flag(Self.json) { output += JSONOutput.line(report) }
         }
+        /// The sound lane at `rate`: IDs and events looked up in the user's registry and sound
+        /// theme, as 'fire' looks them up.
         func decoded(at rate: Int) throws(CommandError) -> HapticPatternSounds {
-            do {
-                let sounds = try HapticPatternSounds(pattern: pattern, decoder: SoundDecoder(sampleRate: rate))
+            let registry = SoundRegistry(
+                decoder: SoundDecoder(sampleRate: rate), persistentRegistry: try? SoundRegistryFile(environment: parser.environment))
+            let manager = FeedbackManager(registry: registry, vibrator: .none, settings: FeedbackSettings(environment: parser.environment))
+            do throws(FeedbackError) {
+                let sounds = try manager.sounds(of: pattern, maximumDecodedSeconds: HapticPatternSounds.maximumDecodedSeconds)
                 for note in sounds.notes { parser.warn(note) }
                 return sounds
-            } catch let error as SoundError {
-                throw CommandError(message: "a sound of the haptic pattern \(path): \(error)", exitCode: error.exitCode)
-            } catch {
+            } catch .pattern(let error) {
                 throw CommandError(message: "cannot play the haptic pattern \(error)", exitCode: .dataError)
+            } catch .invalidName(let error) {
+                // A name from the file, not from the command line: the file is at fault.
+                throw CommandError(message: "a sound of the haptic pattern \(path): \(error)", exitCode: .dataError)
+            } catch {
+                throw CommandError(message: "a sound of the haptic pattern \(path): \(error)", exitCode: error.exitCode)
             }
         }
 
@@ -191,6 +218,7 @@ enum HapticsCommand: Subcommand {
             try Playback.render(mix, options: PlaybackOptions(), to: file)
             report.sound = "rendered"
             report.vibration = pattern.vibrationPattern == nil ? "none" : "not rendered"
+            if pattern.events.contains(where: \.isLight) { report.lights = "not rendered" }
             report.output = file
             return
         }
@@ -229,10 +257,36 @@ enum HapticsCommand: Subcommand {
                 }
             }
         }
+        let lights = LightLane(pattern, discovery: LEDDiscovery(root: parser.value(LEDCommand.root) ?? "/")) { problem in
+            warnings.withLock { $0.append(problem) }
+        }
+        let lightsDone = DispatchSemaphore(value: 0)
+        lights.whenEnded { lightsDone.signal() }
+        defer {
+            for warning in warnings.withLock({ $0 }) { parser.warn(warning) }
+        }
+        /// Waits for the lights to end (Ctrl-C ends them), and says how they ended.
+        func waitForLights() throws(CommandError) {
+            guard !lights.isEmpty else { return }
+            do {
+                try Interruption.wait(for: lightsDone) { lights.stop() }
+            } catch {
+                report.lights = "stopped"
+                throw error
+            }
+            report.lights = warnings.withLock { $0.isEmpty } ? "finished" : "unavailable"
+        }
         guard let (lane, audio) = sounds, let mix = lane.mix else {
             vibration?.release(at: nil)
-            try vibration?.wait()
+            lights.start(at: nil)
+            do {
+                try vibration?.wait()
+            } catch {
+                lights.stop()
+                throw error
+            }
             if vibration != nil { report.vibration = "finished" }
+            try waitForLights()
             return
         }
         let done = DispatchSemaphore(value: 0)
@@ -241,20 +295,33 @@ enum HapticsCommand: Subcommand {
             end.withLock { $0 = ended }
             done.signal()
         }
-        // The mix starts at the pattern's 0 s: the vibration starts when its first frame is heard.
-        if let vibration { handle.whenHeard { vibration.release(at: $0) } }
+        // The mix starts at the pattern's 0 s: the vibration and the lights start when its first
+        // frame is heard.
+        let held = vibration
+        handle.whenHeard { instant in
+            held?.release(at: instant)
+            lights.start(at: instant)
+        }
         do {
             try Interruption.wait(for: done) {
                 handle.stop()
                 vibration?.stop()
+                lights.stop()
             }
         } catch {
             report.sound = "stopped"
             if vibration != nil { report.vibration = "stopped" }
+            if !lights.isEmpty { report.lights = "stopped" }
             throw error
         }
-        try vibration?.wait()
+        do {
+            try vibration?.wait()
+        } catch {
+            lights.stop()
+            throw error
+        }
         if vibration != nil { report.vibration = "finished" }
+        try waitForLights()
         switch end.withLock({ $0 }) {
         case .failed(let error): throw CommandError(error)
         case .stopped, .cancelled: report.sound = "stopped"
@@ -270,6 +337,9 @@ struct Lanes: Equatable {
     let intensity: String
     let sharpness: String
     let sound: String
+    /// The lights, each column the initial of the first colour lit in it; nil for a pattern
+    /// without lights.
+    let light: String?
     let axis: String
 
     static let blocks: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
@@ -289,12 +359,14 @@ struct Lanes: Equatable {
         var intensity = [Double?](repeating: nil, count: columns)
         var sharpness = [Double?](repeating: nil, count: columns)
         var sound = [Bool](repeating: false, count: columns)
+        var light = [LEDColor?](repeating: nil, count: columns)
         let levels = pattern.levels(at: instants.map(\.time), unknownSoundLength: step)
         for (instant, level) in zip(instants, levels) {
             let column = instant.column
             if let value = level.intensity { intensity[column] = max(intensity[column] ?? 0, value) }
             if let value = level.sharpness { sharpness[column] = max(sharpness[column] ?? 0, value) }
             if level.sound { sound[column] = true }
+            if light[column] == nil { light[column] = level.light }
         }
         func draw(_ values: [Double?]) -> String {
             String(values.map { value in
@@ -306,6 +378,8 @@ struct Lanes: Equatable {
         self.intensity = draw(intensity)
         self.sharpness = draw(sharpness)
         self.sound = String(sound.map { $0 ? "█" : " " })
+        let hasLights = pattern.events.contains(where: \.isLight)
+        self.light = hasLights ? String(light.map { $0.map { Character($0.rawValue.prefix(1).uppercased()) } ?? " " }) : nil
         var axis = "0 s"
         let last = Self.seconds(end)
         axis += String(repeating: " ", count: max(1, columns - axis.count - last.count)) + last
@@ -314,7 +388,8 @@ struct Lanes: Equatable {
 
     /// The lanes with their names, and the time axis under them.
     var text: String {
-        "intensity │\(intensity)│\nsharpness │\(sharpness)│\nsound     │\(sound)│\n           \(axis)\n"
+        "intensity │\(intensity)│\nsharpness │\(sharpness)│\nsound     │\(sound)│\n"
+            + (light.map { "light     │\($0)│\n" } ?? "") + "           \(axis)\n"
     }
 
     /// "1.25 s".

@@ -211,6 +211,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         /// The blinks of its `Led` feedbacks, until the feedback (or, for a play-once feedback, its
         /// client) ends them.
         var blinks: [LEDBlink] = []
+        /// A looping or timed feedback's theme pattern, played again each time it ends until the
+        /// feedback is ended: the pattern, the profile its lanes obey, when its last play started.
+        var loop: (pattern: ResolvedHapticPattern, profile: FeedbackProfile, started: Double)?
     }
 
     /// The feedback blinking an LED, and its theme priority.
@@ -521,9 +524,10 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             if state.triggerClients.count < Self.maximumTriggerClients { state.triggerClients.insert(client) }
             return .success((id, state.theme.feedbacks(for: event, profile: level), state.desktop))
         }
-        let (id, feedbacks, desktop) = try lookup.get()
+        let (id, themed, desktop) = try lookup.get()
         let who = "client \(client), app id '\(appID)'"
         let sounds = desktop.eventSounds || important
+        let (feedbacks, patternPlay) = resolvePattern(in: themed, feedback: id, event: event, who: who)
         let themeSound = feedbacks.lazy.compactMap { feedback -> (alert: AlertSound, role: String?)? in
             switch feedback {
             case .sound(let effect, let role): (.event(effect), role)
@@ -541,12 +545,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             Self.capped($0, at: feedbackd.maxHapticStrength)
         }
         var soundFile: Int32?
-        if let path = hints.soundFile, level == .full, sounds {
+        if let path = hints.soundFile, level == .full, sounds, patternPlay == nil {
             soundFile = try openSoundFile(path, feedback: id, event: event, who: who)
         }
         let wantsLED = feedbacks.contains { if case .led = $0 { true } else { false } }
         let blinks = startBlinks(feedbacks, feedback: id, event: event, who: who)
-        guard sound != nil || soundFile != nil || pattern != nil || !blinks.isEmpty || dummy != nil else {
+        guard sound != nil || soundFile != nil || pattern != nil || patternPlay != nil || !blinks.isEmpty || dummy != nil else {
             let why =
                 !sounds && feedbacks.contains(where: \.isSound)
                 ? "event sounds are off in the desktop's settings (\(DesktopSoundSettings.schema) event-sounds)"
@@ -565,7 +569,7 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             return id
         }
         let hasSound = sound != nil || soundFile != nil
-        let plays = hasSound || pattern != nil
+        let plays = hasSound || pattern != nil || patternPlay != nil
         // A Dummy runs for its duration once (timeout −1); a looping or timed feedback restarts it,
         // as feedbackd does, so it runs until ended. One of 0 ms ends at once whatever the timeout:
         // feedbackd would restart it without end.
@@ -589,7 +593,13 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             // Only a Dummy of 0 ms: it ran its course, after the reply.
             connection.perform { [self] bus in complete(id, bus: bus) }
         }
-        if plays {
+        if let patternPlay {
+            // The pattern's lanes as the level allows; its sound not where the desktop has event sounds off.
+            let profile = level == .full && !sounds ? .quiet : level
+            let looping = timeout != -1
+            state.withLock { $0.feedbacks[id]?.loop = looping ? (patternPlay, profile, MonotonicClock.now) : nil }
+            startPattern(patternPlay, profile: profile, feedback: id, event: event, who: who, bus: bus)
+        } else if plays {
             let type: FeedbackType = !hasSound ? .vibrateOnly : pattern != nil ? .audioAndVibrate : .audioOnly
             let alert: AlertSound = soundFile.map { .file("/proc/self/fd/\($0)") } ?? sound ?? .event(event)
             let options = PlaybackOptions(playCount: timeout == -1 ? 1 : PlaybackOptions.forever, mediaRole: mediaRole)
@@ -610,6 +620,54 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             }
         }
         return id
+    }
+
+    /// The shortest time between two starts of a looping theme pattern, in seconds.
+    static let minimumLoopPeriod = 0.25
+
+    /// The theme's pattern among `feedbacks`, made ready, and the feedbacks that still play beside
+    /// it (its `Led`s and `Dummy`s; the `Sound` and `Vibra*` ones are what it replaces). A pattern
+    /// that cannot be made ready (a sound not found) is logged, and the feedbacks play as written.
+    private func resolvePattern(in feedbacks: [ThemeFeedback], feedback id: UInt32, event: String, who: String)
+        -> (feedbacks: [ThemeFeedback], pattern: ResolvedHapticPattern?)
+    {
+        let asWritten = feedbacks.map { feedback in
+            if case .pattern(_, let instead) = feedback { instead } else { feedback }
+        }
+        guard let pattern = feedbacks.lazy.compactMap({ feedback -> HapticPattern? in
+            if case .pattern(let pattern, _) = feedback { pattern } else { nil }
+        }).first else { return (feedbacks, nil) }
+        do {
+            let resolved = try manager.resolve(pattern, maximumDecodedSeconds: SoundDecoder.systemSoundDurationLimit)
+            let beside = feedbacks.filter { feedback in
+                switch feedback {
+                case .led, .dummy: true
+                case .sound, .soundFile, .vibration, .pattern: false
+                }
+            }
+            return (beside, resolved)
+        } catch {
+            log("feedback \(id) for event '\(event)' (\(who)): its pattern \(pattern.path ?? "") plays as written instead: \(error)")
+            return (asWritten, nil)
+        }
+    }
+
+    /// Plays feedback `id`'s theme pattern once, under `profile`; its end comes to `finished`.
+    private func startPattern(
+        _ pattern: ResolvedHapticPattern, profile: FeedbackProfile, feedback id: UInt32, event: String, who: String,
+        bus: BusContext
+    ) {
+        let connection = bus.connection
+        let playback = manager.play(
+            pattern, profile: profile, delivery: .immediate,
+            report: { [self] problem in log("feedback \(id) for event '\(event)' (\(who)): \(problem)") }
+        ) { [self] result in
+            connection.perform { [self] bus in finished(id, result: result, bus: bus) }
+        }
+        state.withLock { state in
+            state.feedbacks[id]?.playback = playback
+            state.feedbacks[id]?.playing = true
+        }
     }
 
     /// Starts a blink for each `Led` among `feedbacks` on the LED `chooseLED` finds, unless a
@@ -834,6 +892,34 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// The manager's result for `id`, on the bus thread: the feedback ends, unless it still blinks
     /// or its Dummy still runs.
     private func finished(_ id: UInt32, result: FeedbackResult, bus: BusContext) {
+        // A looping pattern that ended by itself starts again, no sooner than `minimumLoopPeriod`
+        // after its last start (a pattern that ends at once must not spin the bus thread).
+        let again = state.withLock { state -> (ResolvedHapticPattern, FeedbackProfile, Double, String)? in
+            guard let ongoing = state.feedbacks[id], ongoing.reason == nil, let loop = ongoing.loop,
+                result.sound != .stopped, result.vibration != .stopped
+            else { return nil }
+            return (loop.pattern, loop.profile, loop.started, ongoing.event)
+        }
+        if let (pattern, profile, started, event) = again {
+            let delay = max(0, started + Self.minimumLoopPeriod - MonotonicClock.now)
+            do {
+                try bus.after(delay) { [self] bus in
+                    let still = state.withLock { state -> Bool in
+                        guard state.feedbacks[id]?.reason == nil, state.feedbacks[id]?.loop != nil else { return false }
+                        state.feedbacks[id]?.loop?.started = MonotonicClock.now
+                        return true
+                    }
+                    if still {
+                        startPattern(pattern, profile: profile, feedback: id, event: event, who: "a loop", bus: bus)
+                    } else {
+                        finished(id, result: result, bus: bus)
+                    }
+                }
+                return
+            } catch {
+                log("feedback \(id) for event '\(event)': its pattern is not played again: \(error)")
+            }
+        }
         let runsOn = state.withLock { state in
             state.feedbacks[id]?.playing = false
             state.feedbacks[id]?.result = result

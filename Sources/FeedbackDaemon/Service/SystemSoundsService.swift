@@ -26,13 +26,17 @@ import Synchronization
 ///   with `PlayEnded` (`vibrated`, `stopped`, `failed`: `no-vibrator` when the vibrator went away).
 ///   A pattern that never vibrates is `InvalidArgs`; no vibrator to open is refused in the reply
 ///   (`NoVibrator`). Options: `detached` only.
-/// - `PlayPattern(s path, a{sv} options) → u play`: the haptic pattern (an AHAP file) at an absolute
-///   path as one play (`FeedbackManager.resolve(hapticPatternAt:)`): its sounds mixed into one, at
-///   most 30 s of audio in its files together (a play's), its vibration started when that sound is
-///   heard, under the profile as an alert. A file that cannot be read or is not a pattern, or a
-///   sound that cannot be decoded, is `BadSound`; a pattern that only vibrates, with no vibrator,
-///   `NoVibrator`. Options: `volume`, `pan`, `detached`.
-/// - Option `detached` s (`Play`, `PlayEvent`, `Vibrate`, `PlayPattern`): the play is a detached one of the named
+/// - `PlayPattern(s path, a{sv} options) → u play`: the haptic pattern (an AHAP file or our own
+///   form, `HapticPattern(fileAt:)`) at an absolute path as one play
+///   (`FeedbackManager.resolve(_:maximumDecodedSeconds:)`): its sounds (IDs, events, files) mixed
+///   into one, at most 30 s of audio together (a play's), its vibration and lights started when
+///   that sound is heard, under the profile as an alert. A file that cannot be read or is not a
+///   pattern, or a sound that cannot be decoded, is `BadSound` (an ID or event no theme has:
+///   `NoSuchSound`); a pattern that only vibrates, with no vibrator, `NoVibrator`. Options:
+///   `volume`, `pan`, `detached`. `PlayPatternFD(h fd, a{sv} options) → u play`: the same, read
+///   from a passed file descriptor (a regular file of at most 1 MiB, for sandboxed clients); its
+///   sound files must be named by absolute paths (a relative one is `BadSound`).
+/// - Option `detached` s (`Play`, `PlayEvent`, `Vibrate`, `PlayPattern`, `PlayPatternFD`): the play is a detached one of the named
 ///   group — started for a caller that leaves at once and expects it to run to its end
 ///   (`feedbackctl fire --no-wait` names the group `feedbackctl`) — so that `StopDetached` can reach
 ///   it after its client has gone.
@@ -75,6 +79,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         .method("StopAll", signature: "", result: "u", names: ["stopped"]),
         .method("Vibrate", signature: "a(du)a{sv}", result: "u", names: ["pattern", "options", "play"]),
         .method("PlayPattern", signature: "sa{sv}", result: "u", names: ["path", "options", "play"]),
+        .method("PlayPatternFD", signature: "ha{sv}", result: "u", names: ["fd", "options", "play"]),
         .method("StopDetached", signature: "s", result: "a(us)", names: ["group", "stopped"]),
         .method("Register", signature: "s", result: "u", names: ["path", "id"]),
         .method("RegisterFD", signature: "hs", result: "u", names: ["fd", "name", "id"]),
@@ -207,6 +212,11 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             let path = try message.readString()
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8), alert: false)
             return [.uint32(try playPattern(path, options: options, message: message, bus: bus))]
+        case "PlayPatternFD":
+            let descriptor = try message.readFileDescriptor()
+            defer { close(descriptor) }
+            let options = try PlayOptions(try message.readVariantDictionary(limit: 8), alert: false)
+            return [.uint32(try playPattern(descriptor: descriptor, options: options, message: message, bus: bus))]
         case "Stop":
             try stop(try message.readUInt32(), client: client)
             return []
@@ -408,23 +418,66 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         guard path.hasPrefix("/"), path.utf8.count <= Int(PATH_MAX) else {
             throw .invalidArgs("'\(path.prefix(256))' is not an absolute path: the service's working directory is not the caller's")
         }
-        try takeToken(message.sender)
-        let (sound, type, vibration): (ResolvedAlertSound, FeedbackType, VibrationPattern)
-        do {
-            (sound, type, vibration) = try manager.resolve(hapticPatternAt: path, maximumDecodedSeconds: SoundDecoder.systemSoundDurationLimit)
-        } catch {
-            throw Self.refusal(error)
+        return try playPattern("pattern \(path)", options: options, message: message, bus: bus) { () throws(HapticPatternError) in
+            try HapticPattern(fileAt: path)
         }
-        if type == .vibrateOnly {
+    }
+
+    /// `PlayPatternFD`: the pattern read from `descriptor` (a regular file, from its start,
+    /// whatever the caller's offset) as one play; its sound files must be named by absolute paths.
+    private func playPattern(descriptor: Int32, options: PlayOptions, message: BusMessage, bus: BusContext) throws(BusError)
+        -> UInt32
+    {
+        guard let size = try? System.regularFileSize(descriptor) else {
+            throw .invalidArgs("the file descriptor is not a regular file")
+        }
+        guard size <= HapticPattern.Limits.fileSize else {
+            throw BusError(
+                name: SystemSounds1.ErrorName.badSound,
+                message: "the pattern has \(size) bytes, more than \(HapticPattern.Limits.fileSize)")
+        }
+        let name = "the pattern passed by descriptor"
+        return try playPattern("pattern by descriptor", options: options, message: message, bus: bus) { () throws(HapticPatternError) in
+            let bytes: [UInt8]?
+            do throws(FileError) {
+                bytes = try AtomicFile.read("/proc/self/fd/\(descriptor)", limit: HapticPattern.Limits.fileSize)
+            } catch {
+                throw HapticPatternError(path: name, problem: error.description, fileError: error)
+            }
+            return try HapticPattern(bytes: bytes ?? [], path: name, directory: nil)
+        }
+    }
+
+    /// A pattern `read` gives, as one play: refused before anything starts when it cannot be
+    /// read, a sound of it cannot be played, or it only vibrates and there is no vibrator.
+    private func playPattern(
+        _ what: String, options: PlayOptions, message: BusMessage, bus: BusContext,
+        read: () throws(HapticPatternError) -> HapticPattern
+    ) throws(BusError) -> UInt32 {
+        try takeToken(message.sender)
+        let resolved: ResolvedHapticPattern
+        do {
+            resolved = try manager.resolve(try read(), maximumDecodedSeconds: SoundDecoder.systemSoundDurationLimit)
+        } catch let error as HapticPatternError {
+            throw Self.refusal(.pattern(error))
+        } catch let error as FeedbackError {
+            throw Self.refusal(error)
+        } catch {
+            throw .failed("\(error)")
+        }
+        for note in resolved.notes { log("\(what) (client \(message.sender)): \(note)") }
+        if resolved.type == .vibrateOnly {
             do {
                 try manager.prepareVibrator()
             } catch {
                 throw BusError(name: SystemSounds1.ErrorName.noVibrator, message: "no vibrator: \(error)")
             }
         }
-        return try start("pattern \(path)", options: options, message: message, bus: bus) { completion in
+        let client = message.sender
+        return try start(what, options: options, message: message, bus: bus) { [self] completion in
             manager.play(
-                sound, type: type, options: options.playback, vibration: vibration, delivery: .immediate, completion: completion)
+                resolved, options: options.playback, delivery: .immediate,
+                report: { [self] problem in log("\(what) (client \(client)): \(problem)") }, completion: completion)
         }
     }
 

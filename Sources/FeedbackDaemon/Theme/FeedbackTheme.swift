@@ -21,6 +21,10 @@ package enum ThemeFeedback: Sendable, Equatable {
     /// A feedbackd type not known here reads as one too, as feedbackd makes any type it does not
     /// know a `Dummy`.
     case dummy(milliseconds: Int)
+    /// A feedback with a `pattern` (our field, which feedbackd skips): the haptic pattern, played
+    /// here in place of the event's sounds and vibrations; feedbackd plays the feedback as written
+    /// (`instead`).
+    indirect case pattern(HapticPattern, instead: ThemeFeedback)
 }
 
 /// Why a theme file could not be used. A value; safe to share across threads.
@@ -57,6 +61,16 @@ package struct FeedbackThemeError: Error, Sendable, Equatable, CustomStringConve
 ///   `max-brightness` in percent 1…100 (default 100), `priority` 0…255 (default 0).
 /// - `Dummy`: `duration` in ms (default 0: it ends at once).
 ///
+/// Our own field, on a feedback of any type: `pattern`, a haptic pattern file (AHAP or our JSON
+/// form; absolute, or relative to the theme file's directory). The feedback is then
+/// `.pattern`: the service plays the pattern in place of the event's `Sound` and `Vibra*`
+/// feedbacks at that level, its lanes as the level allows (full: all; quiet: the vibration and
+/// lights; silent: the lights). feedbackd's JSON reading (json-glib's
+/// `json_gobject_deserialize`) skips a member that is no property, so feedbackd and
+/// `fbd-theme-validate` read such a theme as valid and play the feedback as written: the pattern
+/// degrades to what the theme also says. A pattern file that cannot be read is a note, and the
+/// feedback plays as written; at most `maximumPatterns` pattern files a theme file.
+///
 /// Other fields are ignored, as feedbackd ignores them. A feedback of a type not known here (or
 /// without a `type`) is a `Dummy` of its `duration`, as feedbackd makes it one (`ignored` lists
 /// them). An LED colour no LED here can be told to show (feedbackd's `#RRGGBB` other than the
@@ -92,6 +106,8 @@ package struct FeedbackTheme: Sendable {
     package static let maximumDuration = 60_000
     /// The most steps a `VibraPattern` or pulses a `VibraRumble` may have.
     package static let maximumSteps = 256
+    /// The most pattern files one theme file reads (each at most `HapticPattern.Limits.fileSize`).
+    package static let maximumPatterns = 64
     /// A `VibraRumble`'s or `VibraPeriodic`'s `duration` when it gives none, in ms: feedbackd's
     /// `FBD_FEEDBACK_VIBRA_DEFAULT_DURATION`.
     package static let defaultVibraDuration = 1_000
@@ -100,6 +116,8 @@ package struct FeedbackTheme: Sendable {
     package let name: String
     /// The files read, the theme's own first, then its parents'.
     package let files: [String]
+    /// The pattern files its feedbacks name (read or not), watched as its files are.
+    package let patternFiles: [String]
     /// Feedbacks of an unknown type, accepted and run as a `Dummy`.
     package let ignored: [String]
     /// What else is not played as written (a `media-role` no stream can carry, a profile of
@@ -175,7 +193,8 @@ package struct FeedbackTheme: Sendable {
             }
         }
         return FeedbackTheme(
-            name: chain[0].file.name, files: chain.map(\.path), ignored: chain.flatMap(\.file.ignored),
+            name: chain[0].file.name, files: chain.map(\.path), patternFiles: chain.flatMap(\.file.patternFiles),
+            ignored: chain.flatMap(\.file.ignored),
             notes: notes + chain.flatMap(\.file.notes), approximated: chain.flatMap(\.file.approximated),
             levels: levels)
     }
@@ -211,6 +230,7 @@ struct ThemeFile {
     var name: String
     var parentName: String?
     var levels: [FeedbackProfile: [String: [ThemeFeedback]]] = [:]
+    var patternFiles: [String] = []
     var ignored: [String] = []
     var notes: [String] = []
     var approximated: [String] = []
@@ -245,6 +265,7 @@ struct ThemeFile {
             try bounded(text, "parent-name")
         }
         let profiles = document.profiles ?? []
+        var patterns = 0
         let total = profiles.reduce(0) { $0 + ($1.feedbacks?.count ?? 0) }
         guard total <= FeedbackTheme.maximumEntries else {
             throw fail("\(total) feedbacks, more than \(FeedbackTheme.maximumEntries)")
@@ -260,7 +281,22 @@ struct ThemeFile {
             for (index, entry) in (profile.feedbacks ?? []).enumerated() {
                 let place = "profile \(level.rawValue), feedback \(index + 1)"
                 let event = try bounded(entry.eventName, "\(place): event-name")
-                let feedback = try Self.feedback(entry, place: place, fail: fail)
+                var feedback = try Self.feedback(entry, place: place, fail: fail)
+                if let name = entry.pattern {
+                    let file = try bounded(name, "\(place): pattern")
+                    if patterns >= FeedbackTheme.maximumPatterns {
+                        notes.append("\(path): \(place) (\(event)): more than \(FeedbackTheme.maximumPatterns) patterns: it plays as written")
+                    } else {
+                        patterns += 1
+                        let resolved = file.hasPrefix("/") ? file : HapticPattern.directory(of: path) + "/" + file
+                        patternFiles.append(resolved)
+                        do {
+                            feedback = .pattern(try HapticPattern(fileAt: resolved), instead: feedback)
+                        } catch {
+                            notes.append("\(path): \(place) (\(event)): its pattern cannot be read, so it plays as written: \(error)")
+                        }
+                    }
+                }
                 switch feedback {
                 case .led(let color, _, _, _) where !FeedbackTheme.ledColor(color).exact:
                     approximated.append("\(place) (\(event)): '\(color)'")
@@ -441,6 +477,7 @@ struct ThemeFile {
         var frequency: Int?
         var maxBrightness: Int?
         var priority: Int?
+        var pattern: String?
 
         enum CodingKeys: String, CodingKey {
             case eventName = "event-name"
@@ -451,7 +488,7 @@ struct ThemeFile {
             case fadeInTime = "fade-in-time"
             case magnitudes, durations, color, frequency
             case maxBrightness = "max-brightness"
-            case priority
+            case priority, pattern
         }
     }
 }

@@ -1,8 +1,8 @@
 import FeedbackServices
 import Glibc
 
-/// The loaded feedback theme's files, watched with inotify: a theme edited, replaced (an editor's
-/// rename) or removed is read again without SIGHUP, as a device theme package's upgrade or a user's
+/// The loaded feedback theme's files (and the pattern files it names), watched with inotify: a
+/// theme edited, replaced (an editor's rename) or removed is read again without SIGHUP, as a device theme package's upgrade or a user's
 /// edit of `~/.config/feedbackd/themes/NAME.json` expects. The watch is on each file's directory
 /// and only the theme's own names count, so that other files there (the other devices' themes)
 /// cause no reload. Idle, it costs nothing: the bus loop polls its descriptor with the rest.

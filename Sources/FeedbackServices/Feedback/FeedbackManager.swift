@@ -92,6 +92,7 @@ public final class FeedbackManager: Sendable {
         var active: [UInt64: FeedbackPlayback] = [:]
         var nextID: UInt64 = 1
         var alignsVibration = true
+        var lights = LEDDiscovery()
     }
     private let state: Lock<State>
     private let sounds: AlertSoundResolver
@@ -183,6 +184,13 @@ public final class FeedbackManager: Sendable {
     package var alignsVibrationWithSound: Bool {
         get { state.withLock { $0.alignsVibration } }
         set { state.withLock { $0.alignsVibration = newValue } }
+    }
+
+    /// Where a haptic pattern's lights are looked for (`/sys/class/leds` by default): each light
+    /// on the first LED that shows its colour, one udev tagged for feedback first.
+    public var lights: LEDDiscovery {
+        get { state.withLock { $0.lights } }
+        set { state.withLock { $0.lights = newValue } }
     }
 
     /// Where vibration goes. Replacing it shuts down an engine the manager opened itself (patterns
@@ -333,15 +341,16 @@ public final class FeedbackManager: Sendable {
     }
 
     /// `play(_:type:options:vibration:profile:queue:completion:)` of a resolved sound, with
-    /// `completion` handed to `delivery` (a caller's own loop) rather than a queue.
+    /// `completion` handed to `delivery` (a caller's own loop) rather than a queue; `lights` (a
+    /// pattern's) play with it, started when the sound is heard.
     @discardableResult
     package func play(
         _ resolved: ResolvedAlertSound, type: FeedbackType, options: PlaybackOptions = PlaybackOptions(),
-        vibration: VibrationPattern = .systemVibrate, profile: FeedbackProfile? = nil,
+        vibration: VibrationPattern = .systemVibrate, lights: LightLane? = nil, profile: FeedbackProfile? = nil,
         delivery: Delivery, completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
         start(
-            .resolved(resolved), type: type, options: options, vibration: vibration, profile: profile,
+            .resolved(resolved), type: type, options: options, vibration: vibration, lights: lights, profile: profile,
             delivery: delivery, completion: completion)
     }
 
@@ -386,7 +395,8 @@ public final class FeedbackManager: Sendable {
 
     private func start(
         _ request: Request, type: FeedbackType, options: PlaybackOptions, vibration: VibrationPattern,
-        profile asked: FeedbackProfile?, delivery: Delivery, completion: (@Sendable (FeedbackResult) -> Void)?
+        lights: LightLane? = nil, profile asked: FeedbackProfile?, delivery: Delivery,
+        completion: (@Sendable (FeedbackResult) -> Void)?
     ) -> FeedbackPlayback {
         let (playback, profile) = state.withLock { state in
             defer { state.nextID += 1 }
@@ -395,7 +405,7 @@ public final class FeedbackManager: Sendable {
             return (playback, asked ?? state.profileOverride)
         }
         let job: @Sendable (FeedbackProfile) -> Void = { [self] profile in
-            run(request, playback: playback, type: type, options: options, vibration: vibration,
+            run(request, playback: playback, type: type, options: options, vibration: vibration, lights: lights,
                 profile: profile, delivery: delivery, completion: completion)
         }
         switch scheduling {
@@ -423,13 +433,15 @@ public final class FeedbackManager: Sendable {
     /// One play, on the work queue or its own thread.
     private func run(
         _ request: Request, playback: FeedbackPlayback, type: FeedbackType, options: PlaybackOptions,
-        vibration pattern: VibrationPattern, profile: FeedbackProfile, delivery: Delivery,
+        vibration pattern: VibrationPattern, lights: LightLane?, profile: FeedbackProfile, delivery: Delivery,
         completion: (@Sendable (FeedbackResult) -> Void)?
     ) {
         let join = playback.join
         let hasSound = !request.alert.vibratesOnly
-        // Connect while the sound is looked up and decoded.
-        if hasSound && type.wantsSound && profile.allowsSound { prepareAudioOutput() }
+        // Connect while the sound is looked up and decoded (not for a resolved one with no
+        // samples: a pattern of lights alone).
+        let noSamples = if case .resolved(let found) = request, found.buffer == nil { true } else { false }
+        if hasSound && !noSamples && type.wantsSound && profile.allowsSound { prepareAudioOutput() }
         let needsVibrator = Self.needsVibrator(request, type: type, profile: profile)
         var engine: HapticEngine?
         var vibratorError: HapticsError?
@@ -443,19 +455,20 @@ public final class FeedbackManager: Sendable {
         if let outcome = plan.sound {
             join.finish(sound: outcome)
         }
-        var held: HapticPlayback?
         if let outcome = plan.vibration {
             join.finish(vibration: outcome)
         } else if let engine {
             // With a sound to play, the vibration waits for it: made ready now, started when the
-            // sound is heard.
+            // sound is heard (at once when the sound ends without having been placed).
             let holds = plan.sound == nil && state.withLock { $0.alignsVibration }
             let vibration = engine.play(pattern, priority: .high, held: holds) { [self] completion in
                 join.finish(vibration: vibrationOutcome(completion, engine: engine))
             }
-            if holds { held = vibration }
+            if holds { playback.whenSoundStarts { vibration.release(at: $0) } }
             playback.attach(vibration: vibration)
         }
+        // A pattern's lights keep time with its sound as the vibration does.
+        if let lights, !lights.isEmpty { playback.attach(lights: lights) }
         join.whenDone { [self] sound, vibration in
             state.withLock { _ = $0.active.removeValue(forKey: playback.id) }
             playback.markEnded()
@@ -465,20 +478,22 @@ public final class FeedbackManager: Sendable {
         }
         if plan.sound == nil {
             if playback.beginSound() {
-                startSound(request, options: options, playback: playback, held: held)
+                startSound(request, options: options, playback: playback)
             } else {
-                held?.release(at: nil)
+                playback.soundStarted(at: nil)
                 join.finish(sound: .stopped)
             }
+        } else {
+            playback.soundStarted(at: nil)
         }
     }
 
-    /// Starts the sound part; a `held` vibration starts when the sound is heard, or at once when
-    /// the sound ends without having been placed (a release after the first does nothing).
-    private func startSound(_ request: Request, options: PlaybackOptions, playback: FeedbackPlayback, held: HapticPlayback?) {
+    /// Starts the sound part, and tells `playback` when it is heard (`soundStarted(at:)`; nil
+    /// when it ends without having been placed).
+    private func startSound(_ request: Request, options: PlaybackOptions, playback: FeedbackPlayback) {
         let join = playback.join
         let finish: @Sendable (SoundOutcome) -> Void = { outcome in
-            held?.release(at: nil)
+            playback.soundStarted(at: nil)
             join.finish(sound: outcome)
         }
         let resolved: ResolvedAlertSound
@@ -512,7 +527,7 @@ public final class FeedbackManager: Sendable {
                     } else {
                         output.play(buffer, options: options, queue: .global(), completion: ended)
                     }
-                if let held { handle.whenHeard { held.release(at: $0) } }
+                handle.whenHeard { playback.soundStarted(at: $0) }
                 playback.attach(sound: handle)
             }
         }

@@ -1,10 +1,12 @@
 import FoundationEssentials
 import Glibc
 
-/// A haptic pattern, in Apple's sense: vibration events and sounds on one timeline, with the
-/// curves that shape them over time. Not a `VibrationPattern`, which is one motor's steps.
+/// A haptic pattern, in Apple's sense: vibration events, sounds and lights on one timeline, with
+/// the curves that shape them over time. Not a `VibrationPattern`, which is one motor's steps.
 ///
-/// Read from an AHAP file (`init(ahapFileAt:)`), Apple Core Haptics' JSON: `Version`, an optional
+/// Read from a file (`init(fileAt:)`) in either of two JSON forms: FeedbackServices' own (an
+/// object with `events`: sounds by ID, event name or file, vibrations, named primitives and LED
+/// lights; see `docs/haptics.md`), or an AHAP file, Apple Core Haptics' JSON: `Version`, an optional
 /// `Metadata`, and `Pattern`, a list whose entries are each one of
 /// - `Event`: `Time` (s), `EventType` — `HapticTransient` (a tap), `HapticContinuous` (held for
 ///   `EventDuration`), `AudioCustom` (a sound file, `EventWaveformPath`, relative to the AHAP
@@ -30,16 +32,47 @@ public struct HapticPattern: Sendable, Equatable {
         case transient(time: Double, intensity: Double, sharpness: Double)
         /// A vibration held from `time` for `duration` (s), shaped by `envelope`.
         case continuous(time: Double, duration: Double, intensity: Double, sharpness: Double, envelope: HapticEnvelope)
-        /// A sound file (absolute path) from `time`, at `volume` 0…1 and `pan` −1…1; `duration`
-        /// (s) cuts it short, nil plays it whole.
-        case sound(time: Double, path: String, volume: Double, pan: Double, duration: Double?)
+        /// A sound from `time` — a sound ID, a sound theme event or a file (an absolute path), as
+        /// `AlertSound` names it — at `volume` 0…1 and `pan` −1…1; `duration` (s) cuts it short,
+        /// nil plays it whole.
+        case sound(time: Double, sound: AlertSound, volume: Double, pan: Double, duration: Double?)
+        /// An LED lit from `time` for `duration` (s): the first LED that shows `color` (one udev
+        /// tagged for feedback first, as `LEDSelector.color` picks), at `brightness` (above 0,
+        /// at most 1), blinking at `frequency` Hz (0: steady).
+        case light(time: Double, duration: Double, color: LEDColor, brightness: Double, frequency: Double)
 
         /// When it starts, in seconds from the pattern's start.
         public var time: Double {
             switch self {
-            case .transient(let time, _, _), .continuous(let time, _, _, _, _), .sound(let time, _, _, _, _): time
+            case .transient(let time, _, _), .continuous(let time, _, _, _, _), .sound(let time, _, _, _, _),
+                .light(let time, _, _, _, _):
+                time
             }
         }
+
+        /// When it ends: a transient `transientDuration` after its start; a sound of no given
+        /// duration after `unknownSoundLength`.
+        func end(unknownSoundLength: Double) -> Double {
+            switch self {
+            case .transient(let time, _, _): time + HapticPattern.transientDuration
+            case .continuous(let time, let duration, _, _, _), .light(let time, let duration, _, _, _): time + duration
+            case .sound(let time, _, _, _, let duration): time + (duration ?? unknownSoundLength)
+            }
+        }
+
+        /// Whether it is felt (a transient or a continuous vibration).
+        package var vibrates: Bool {
+            switch self {
+            case .transient, .continuous: true
+            case .sound, .light: false
+            }
+        }
+
+        /// Whether it is a sound.
+        package var isSound: Bool { if case .sound = self { true } else { false } }
+
+        /// Whether it is a light.
+        package var isLight: Bool { if case .light = self { true } else { false } }
     }
 
     /// How a continuous vibration rises and falls: seconds to full intensity (`attack`), to the
@@ -144,24 +177,22 @@ public struct HapticPattern: Sendable, Equatable {
     public var curves: [Curve]
     /// What is in the file but does not play as written here, each said once.
     public var notes: [String]
+    /// The file it was read from, as it was named; nil for a pattern made in code or read from
+    /// bytes with no name.
+    public var path: String?
 
     /// A pattern of these parts; `events` are sorted by time.
-    public init(events: [Event], curves: [Curve] = [], notes: [String] = []) {
+    public init(events: [Event], curves: [Curve] = [], notes: [String] = [], path: String? = nil) {
         self.events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
         self.curves = curves
         self.notes = notes
+        self.path = path
     }
 
     /// When the last event or curve point ends, in seconds (a transient counts as
     /// `transientDuration`; a sound of no given duration as its start).
     public var duration: Double {
-        let ends = events.map { event -> Double in
-            switch event {
-            case .transient(let time, _, _): time + Self.transientDuration
-            case .continuous(let time, let duration, _, _, _): time + duration
-            case .sound(let time, _, _, _, let duration): time + (duration ?? 0)
-            }
-        }
+        let ends = events.map { $0.end(unknownSoundLength: 0) }
         return max(ends.max() ?? 0, curves.compactMap { $0.points.last?.time }.max() ?? 0)
     }
 
@@ -169,9 +200,10 @@ public struct HapticPattern: Sendable, Equatable {
     /// Haptics' taps last about this long).
     public static let transientDuration = 0.022
 
-    /// Reads the AHAP file at `path` (see the type).
+    /// Reads the pattern file at `path`, in either form (see the type); sound files it names by
+    /// a relative path are relative to its directory.
     /// - Throws: `HapticPatternError` naming the file, and the entry and field at fault.
-    public init(ahapFileAt path: String) throws(HapticPatternError) {
+    public init(fileAt path: String) throws(HapticPatternError) {
         let read: [UInt8]?
         do {
             read = try AtomicFile.read(path, limit: Limits.fileSize)
@@ -179,11 +211,16 @@ public struct HapticPattern: Sendable, Equatable {
             throw HapticPatternError(path: path, problem: error.description, fileError: error)
         }
         guard let bytes = read else { throw HapticPatternError(path: path, problem: "no such file") }
+        try self.init(bytes: bytes, path: path, directory: Self.directory(of: path))
+    }
+
+    /// The absolute directory of the file at `path`, a relative one taken from the working directory.
+    package static func directory(of path: String) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let working =
-            getcwd(&buffer, buffer.count) != nil
-            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "/"
-        try self.init(ahap: bytes, path: path, directory: Self.directory(of: path, workingDirectory: working))
+            path.hasPrefix("/") || getcwd(&buffer, buffer.count) == nil
+            ? "/" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return directory(of: path, workingDirectory: working)
     }
 
     /// The absolute directory of the file at `path`, a relative one taken from `workingDirectory`.
@@ -194,10 +231,12 @@ public struct HapticPattern: Sendable, Equatable {
         return parent.isEmpty ? (base.isEmpty ? "/" : base) : "\(base)/\(parent)"
     }
 
-    /// Reads an AHAP document: `path` names it in errors, `directory` (absolute) is where
-    /// relative `EventWaveformPath`s are.
+    /// Reads a pattern document in either form: an object with `Pattern` is AHAP, one with
+    /// `events` FeedbackServices' own. `path` names it in errors (and becomes `path`);
+    /// `directory` (absolute) is where sound files named by a relative path are, nil when there
+    /// is none (a pattern passed as an open file): such a file is then refused.
     /// - Throws: `HapticPatternError`.
-    public init(ahap bytes: [UInt8], path: String, directory: String) throws(HapticPatternError) {
+    public init(bytes: [UInt8], path: String, directory: String?) throws(HapticPatternError) {
         guard bytes.count <= Limits.fileSize else {
             throw HapticPatternError(path: path, problem: "more than \(Limits.fileSize) bytes")
         }
@@ -207,8 +246,26 @@ public struct HapticPattern: Sendable, Equatable {
         } catch {
             throw HapticPatternError(path: path, problem: "not JSON: \(error)")
         }
-        var reader = AHAPReader(path: path, directory: directory)
-        self = try reader.read(root)
+        var reader = PatternReader(path: path, directory: directory)
+        if case .object(let fields) = root, fields["Pattern"] == nil, fields["events"] != nil {
+            self = try reader.readOwnForm(root)
+        } else {
+            self = try reader.readAHAP(root)
+        }
+        self.path = path
+    }
+
+    /// `path` (as a pattern's file names a sound) as an absolute path: itself when absolute,
+    /// else relative to `directory`.
+    /// - Throws: `fail`'s error for a relative path with no directory.
+    static func soundPath(_ path: String, directory: String?, place: String, fail: (String) -> HapticPatternError)
+        throws(HapticPatternError) -> String
+    {
+        if path.hasPrefix("/") { return path }
+        guard let directory else {
+            throw fail("\(place) '\(path.prefix(256))' is relative, and a pattern passed as an open file has no directory: name the sound by an absolute path, an ID or an event")
+        }
+        return "\(directory)/\(path)"
     }
 }
 
@@ -233,15 +290,16 @@ public struct HapticPatternError: Error, Sendable, Equatable, CustomStringConver
     public var description: String { fileError.map(\.description) ?? "\(path): \(problem)" }
 }
 
-/// AHAP's JSON, walked by hand so that each error names its entry and field.
-private struct AHAPReader {
+/// A pattern's JSON (AHAP here; FeedbackServices' own form in `HapticPatternJSON.swift`), walked
+/// by hand so that each error names its entry and field.
+struct PatternReader {
     let path: String
-    let directory: String
+    let directory: String?
     var notes: [String] = []
     var noted: Set<String> = []
     var curvePoints = 0
 
-    init(path: String, directory: String) {
+    init(path: String, directory: String?) {
         self.path = path
         self.directory = directory
     }
@@ -250,6 +308,11 @@ private struct AHAPReader {
 
     mutating func note(_ key: String, _ text: String) {
         if noted.insert(key).inserted { notes.append(text) }
+    }
+
+    /// Says once that sharpness is not felt.
+    mutating func noteSharpness() {
+        note("sharpness", "sharpness is drawn but not felt: an evdev rumble motor has one frequency (a periodic effect's period is not a motor's sharpness)")
     }
 
     func object(_ value: JSONValue, _ place: String) throws(HapticPatternError) -> [String: JSONValue] {
@@ -264,7 +327,7 @@ private struct AHAPReader {
         return number
     }
 
-    mutating func read(_ root: JSONValue) throws(HapticPatternError) -> HapticPattern {
+    mutating func readAHAP(_ root: JSONValue) throws(HapticPatternError) -> HapticPattern {
         let document = try object(root, "the document")
         if let version = document["Version"] {
             guard case .number(let number) = version, number.isFinite else { throw fail("Version is not a number") }
@@ -328,7 +391,7 @@ private struct AHAPReader {
         let intensity = parameters["HapticIntensity"] ?? 1
         let sharpness = parameters["HapticSharpness"] ?? 0.5
         if parameters["HapticSharpness"] != nil {
-            note("sharpness", "sharpness is drawn but not felt: an evdev rumble motor has one frequency (a periodic effect's period is not a motor's sharpness)")
+            noteSharpness()
         }
         switch type {
         case "HapticTransient":
@@ -345,8 +408,9 @@ private struct AHAPReader {
             for ignored in ["AudioPitch", "AudioBrightness"] where parameters[ignored] != nil {
                 note(ignored, "\(ignored) is not played: sounds play as recorded")
             }
+            let resolved = try HapticPattern.soundPath(file, directory: directory, place: "\(place).EventWaveformPath", fail: fail)
             return .sound(
-                time: time, path: file.hasPrefix("/") ? file : "\(directory)/\(file)", volume: parameters["AudioVolume"] ?? 1,
+                time: time, sound: .file(resolved), volume: parameters["AudioVolume"] ?? 1,
                 pan: parameters["AudioPan"] ?? 0, duration: try duration(required: false))
         case "AudioContinuous":
             _ = try duration(required: true)
@@ -373,6 +437,19 @@ private struct AHAPReader {
         guard case .array(let list)? = fields["ParameterCurveControlPoints"], !list.isEmpty else {
             throw fail("\(place).ParameterCurveControlPoints is missing, empty or not a list")
         }
+        return .init(
+            control: control,
+            points: try points(
+                list, from: time, place: place, keys: ("ParameterCurveControlPoints", "Time", "ParameterValue"), range: range))
+    }
+
+    /// The control points of the curve at `place` (its list `keys.list`): each an object with a
+    /// time (`keys.time`, seconds after `start`) and a value in `range` (`keys.value`); at most
+    /// `Limits.curvePoints`, and `Limits.totalCurvePoints` over the pattern; never going back in time.
+    mutating func points(
+        _ list: [JSONValue], from start: Double, place: String, keys: (list: String, time: String, value: String),
+        range: ClosedRange<Double>
+    ) throws(HapticPatternError) -> [(time: Double, value: Double)] {
         guard list.count <= HapticPattern.Limits.curvePoints else {
             throw fail("\(place) has \(list.count) control points, more than \(HapticPattern.Limits.curvePoints)")
         }
@@ -382,14 +459,14 @@ private struct AHAPReader {
         }
         var points: [(time: Double, value: Double)] = []
         for (index, item) in list.enumerated() {
-            let where_ = "\(place).ParameterCurveControlPoints[\(index)]"
+            let where_ = "\(place).\(keys.list)[\(index)]"
             let point = try object(item, where_)
-            let at = time + (try number(point["Time"], "\(where_).Time", in: 0...HapticPattern.Limits.duration))
+            let at = start + (try number(point[keys.time], "\(where_).\(keys.time)", in: 0...HapticPattern.Limits.duration))
             guard at <= HapticPattern.Limits.duration else { throw fail("\(where_) is after \(HapticPattern.Limits.duration) s") }
-            if let last = points.last, at < last.time { throw fail("\(where_).Time goes back in time") }
-            points.append((at, try number(point["ParameterValue"], "\(where_).ParameterValue", in: range)))
+            if let last = points.last, at < last.time { throw fail("\(where_).\(keys.time) goes back in time") }
+            points.append((at, try number(point[keys.value], "\(where_).\(keys.value)", in: range)))
         }
-        return .init(control: control, points: points)
+        return points
     }
 
     /// The event parameters Apple documents.
@@ -425,12 +502,15 @@ extension HapticPattern {
         public var sharpness: Double?
         /// Whether a sound plays.
         public var sound: Bool
+        /// The colour of the first light lit (in time order); nil when none is.
+        public var light: LEDColor?
 
         /// A level; the default is nothing at all.
-        public init(intensity: Double? = nil, sharpness: Double? = nil, sound: Bool = false) {
+        public init(intensity: Double? = nil, sharpness: Double? = nil, sound: Bool = false, light: LEDColor? = nil) {
             self.intensity = intensity
             self.sharpness = sharpness
             self.sound = sound
+            self.light = light
         }
     }
 
@@ -440,13 +520,7 @@ extension HapticPattern {
     /// `unknownSoundLength` seconds long). One sweep through the events in time order: the cost
     /// is the number of times by the events playing at once, plus the events and curve points.
     public func levels(at times: [Double], unknownSoundLength: Double = 0) -> [Level] {
-        func end(_ event: Event) -> Double {
-            switch event {
-            case .transient(let time, _, _): time + Self.transientDuration
-            case .continuous(let time, let duration, _, _, _): time + duration
-            case .sound(let time, _, _, _, let duration): time + (duration ?? unknownSoundLength)
-            }
-        }
+        func end(_ event: Event) -> Double { event.end(unknownSoundLength: unknownSoundLength) }
         var result = [Level](repeating: Level(), count: times.count)
         var next = 0
         var active: [Int] = []
@@ -483,6 +557,8 @@ extension HapticPattern {
                     level.sharpness = max(level.sharpness ?? 0, sharpness)
                 case .sound:
                     level.sound = true
+                case .light(_, _, let color, _, _):
+                    level.light = level.light ?? color
                 }
             }
             level.intensity = level.intensity.map { min(max($0 * intensityScale, 0), 1) }
@@ -497,15 +573,9 @@ extension HapticPattern {
     /// (`levels(at:)`) is sampled every millisecond (coarser for a pattern of many overlapping
     /// events, so that no more than about four million event samples are taken), rounded to
     /// 1/32, and equal neighbours are one step; the time before the first vibration is a pause.
-    /// Sounds and sharpness are not in it; nil when nothing vibrates.
+    /// Sounds, lights and sharpness are not in it; nil when nothing vibrates.
     public var vibrationPattern: VibrationPattern? {
-        let ends = events.compactMap { event -> Double? in
-            switch event {
-            case .transient(let time, _, _): time + Self.transientDuration
-            case .continuous(let time, let duration, _, _, _): time + duration
-            case .sound: nil
-            }
-        }
+        let ends = events.filter(\.vibrates).map { $0.end(unknownSoundLength: 0) }
         guard let last = ends.max(), last > 0 else { return nil }
         let milliseconds = Int((last * 1000).rounded(.up))
         let resolution = max(1, Int((Double(milliseconds) * Double(events.count) / 4_000_000).rounded(.up)))

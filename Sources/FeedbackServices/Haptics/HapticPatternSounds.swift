@@ -12,7 +12,7 @@ extension HapticPattern {
 
         package enum Action: Sendable, Equatable {
             /// It starts.
-            case start(path: String, volume: Float, pan: Float)
+            case start(sound: AlertSound, volume: Float, pan: Float)
             /// Its level moves to `volume` over `ramp` seconds (0: at once), linearly.
             case volume(Float, ramp: Double)
             /// Its pan moves to `pan` over `ramp` seconds, linearly.
@@ -26,13 +26,13 @@ extension HapticPattern {
     /// it, a sound keeps the level it reached, and `soundSteps` says so.
     package static let maximumSoundChanges = Limits.totalCurvePoints
 
-    /// The sound lane as steps (`SoundStep`). `length` says how long each file plays (its decoded
+    /// The sound lane as steps (`SoundStep`). `length` says how long each sound plays (its decoded
     /// length; nil: unknown, the sound is taken to last to the pattern's end). The volume
     /// controls multiply and the pan controls add (as `levels(at:)` applies the haptic ones);
     /// along a curve a sound's level follows it as a linear ramp between the curve's points, and
     /// a curve starts acting at its first point as a step.
     /// - Returns: the steps, and a note when more changes were asked for than are followed.
-    package func soundSteps(length: (String) -> Double?) -> (steps: [SoundStep], note: String?) {
+    package func soundSteps(length: (AlertSound) -> Double?) -> (steps: [SoundStep], note: String?) {
         let volumeCurves = curves.filter { $0.control == .audioVolume }
         let panCurves = curves.filter { $0.control == .audioPan }
         /// The controls' combined value at `time`; `before` asks for it just before `time` (a
@@ -58,9 +58,9 @@ extension HapticPattern {
         var dropped = 0
         var number = 0
         for event in events {
-            guard case .sound(let start, let path, let eventVolume, let eventPan, let cut) = event else { continue }
+            guard case .sound(let start, let sound, let eventVolume, let eventPan, let cut) = event else { continue }
             defer { number += 1 }
-            let natural = length(path).map { start + $0 } ?? max(patternEnd, start)
+            let natural = length(sound).map { start + $0 } ?? max(patternEnd, start)
             let end = cut.map { min(start + $0, natural) } ?? natural
             let baseVolume = Float(eventVolume)
             /// This sound's pan at `time`: its own plus the controls', within −1…1.
@@ -69,7 +69,7 @@ extension HapticPattern {
             }
             steps.append(
                 SoundStep(
-                    time: start, sound: number, action: .start(path: path, volume: baseVolume * volume(start), pan: soundPan(start))))
+                    time: start, sound: number, action: .start(sound: sound, volume: baseVolume * volume(start), pan: soundPan(start))))
             /// From each breakpoint inside the sound to the next: a ramp to the value just before
             /// the next, and a step where a curve starts there.
             func follow(_ times: [Double], _ value: (Double, Bool) -> Float, _ make: (Float, Double) -> SoundStep.Action) {
@@ -112,59 +112,74 @@ extension HapticPattern {
 /// and mixer, sample-exactly. Played as one sound, the lane keeps its timing on any output (its
 /// sounds cannot drift apart on a busy machine), and it is what a file of it holds.
 ///
-/// Bounded: at most `maximumFiles` different files, each a system sound's length at most
+/// Bounded: at most `maximumSounds` different sounds, each a system sound's length at most
 /// (`SoundDecoder.systemSoundDurationLimit`), together at most `maximumDecodedSeconds` of audio;
 /// the mix lasts at most the pattern's 60 s plus its last sound's 30 s (35 MB at 48 kHz).
 package struct HapticPatternSounds: Sendable {
-    /// The most different sound files one pattern plays.
-    package static let maximumFiles = 64
-    /// The most audio, in seconds summed over the files, one pattern decodes.
+    /// The most different sounds (IDs, events, files) one pattern plays.
+    package static let maximumSounds = 64
+    /// The most audio, in seconds summed over the sounds, one pattern decodes.
     package static let maximumDecodedSeconds = 300.0
 
     /// What the lane does, in time order.
     package let steps: [HapticPattern.SoundStep]
-    /// The lane, stereo at the decoder's rate; nil when the pattern has no sounds.
+    /// The lane, stereo at `sampleRate`; nil when the pattern has no sounds.
     package let mix: PCMBuffer?
     /// What is not played as written (too many level changes), said once.
     package let notes: [String]
 
-    /// Decodes every sound `pattern` plays with `decoder` (its rate is the mix's), each file once,
-    /// and mixes the lane; the files may hold `maximumDecodedSeconds` of audio together.
-    /// - Throws: the `SoundError` of a file that cannot be played (it names the file), or a
+    /// Loads every sound `pattern` plays with `load` (each once; `load` gives it at `sampleRate`,
+    /// the mix's rate) and mixes the lane; the sounds may hold `maximumDecodedSeconds` of audio
+    /// together.
+    /// - Throws: what `load` throws for a sound that cannot be played (naming it), or a
     ///   `HapticPatternError` naming the bound passed.
     package init(
-        pattern: HapticPattern, decoder: SoundDecoder = SoundDecoder(), maximumDecodedSeconds: Double = Self.maximumDecodedSeconds
+        pattern: HapticPattern, sampleRate: Int, maximumDecodedSeconds: Double = Self.maximumDecodedSeconds,
+        load: (AlertSound) throws -> PCMBuffer
     ) throws {
-        var buffers: [String: PCMBuffer] = [:]
+        var buffers: [AlertSound: PCMBuffer] = [:]
         var seconds = 0.0
+        let name = pattern.path ?? "the pattern"
         for event in pattern.events {
-            guard case .sound(_, let path, _, _, _) = event, buffers[path] == nil else { continue }
-            guard buffers.count < Self.maximumFiles else {
-                throw HapticPatternError(path: path, problem: "a pattern plays at most \(Self.maximumFiles) different sound files")
+            guard case .sound(_, let sound, _, _, _) = event, buffers[sound] == nil else { continue }
+            guard buffers.count < Self.maximumSounds else {
+                throw HapticPatternError(path: name, problem: "a pattern plays at most \(Self.maximumSounds) different sounds")
             }
-            let buffer = try decoder.decode(fileAt: path).buffer
+            let buffer = try load(sound)
             seconds += buffer.duration
             guard seconds <= maximumDecodedSeconds else {
                 throw HapticPatternError(
-                    path: path, problem: "a pattern's sound files hold at most \(Int(maximumDecodedSeconds)) s of audio together here")
+                    path: name, problem: "a pattern's sounds hold at most \(Int(maximumDecodedSeconds)) s of audio together here (\(sound) passes it)")
             }
-            buffers[path] = buffer
+            buffers[sound] = buffer
         }
         let (steps, note) = pattern.soundSteps { buffers[$0]?.duration }
         self.steps = steps
         notes = note.map { [$0] } ?? []
-        mix = steps.isEmpty ? nil : Self.mix(steps, buffers: buffers, sampleRate: decoder.sampleRate)
+        mix = steps.isEmpty ? nil : Self.mix(steps, buffers: buffers, sampleRate: sampleRate)
+    }
+
+    /// `init(pattern:sampleRate:maximumDecodedSeconds:load:)` for a pattern whose sounds are all
+    /// files, decoded with `decoder` (at its rate); an ID or event is refused (it needs a sound
+    /// theme: `FeedbackManager` plays those).
+    package init(pattern: HapticPattern, decoder: SoundDecoder = SoundDecoder()) throws {
+        try self.init(pattern: pattern, sampleRate: decoder.sampleRate) { sound in
+            guard case .file(let path) = sound else {
+                throw HapticPatternError(path: pattern.path ?? "the pattern", problem: "\(sound) needs a sound theme to be found")
+            }
+            return try decoder.decode(fileAt: path).buffer
+        }
     }
 
     /// The steps on a timeline of their own, each at its frame (rounded from its time), rendered.
-    private static func mix(_ steps: [HapticPattern.SoundStep], buffers: [String: PCMBuffer], sampleRate: Int) -> PCMBuffer {
+    private static func mix(_ steps: [HapticPattern.SoundStep], buffers: [AlertSound: PCMBuffer], sampleRate: Int) -> PCMBuffer {
         var timeline = Timeline(sampleRate: sampleRate, history: nil)
         for step in steps {
             let frame = Int64((step.time * Double(sampleRate)).rounded())
             let id = UInt64(step.sound)
             switch step.action {
-            case .start(let path, let volume, let pan):
-                guard let buffer = buffers[path] else { continue }
+            case .start(let sound, let volume, let pan):
+                guard let buffer = buffers[sound] else { continue }
                 timeline.apply(
                     .start(id: id, samples: .buffer(buffer), offset: 0, options: PlaybackOptions(volume: volume, pan: pan)), at: frame)
             case .volume(let volume, let ramp): timeline.apply(.volume(id: id, volume, ramp: ramp, curve: .linear), at: frame)

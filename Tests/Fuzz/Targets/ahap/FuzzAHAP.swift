@@ -1,4 +1,4 @@
-// libFuzzer target: AHAP bytes → HapticPattern, checked against the bounds a pattern promises:
+// libFuzzer target: pattern bytes (AHAP or our own form) → HapticPattern, checked against the bounds a pattern promises:
 // refused with an error, or read with every event and curve point inside them. Built and run by
 // scripts/fuzz.
 import FeedbackServices
@@ -7,7 +7,7 @@ import FuzzSupport
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzAHAP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let pattern = try? HapticPattern(ahap: bytes, path: "/fuzz/pattern.ahap", directory: "/fuzz") else { return 0 }
+    guard let pattern = try? HapticPattern(bytes: bytes, path: "/fuzz/pattern.ahap", directory: "/fuzz") else { return 0 }
     let limit = HapticPattern.Limits.duration
     precondition(pattern.events.count <= HapticPattern.Limits.entries)
     precondition(zip(pattern.events, pattern.events.dropFirst()).allSatisfy { $0.time <= $1.time })
@@ -17,9 +17,16 @@ public func fuzzAHAP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             precondition((0...limit).contains(time) && (0...1).contains(intensity) && (0...1).contains(sharpness))
         case .continuous(let time, let duration, let intensity, let sharpness, _):
             precondition(time + duration <= limit && (0...1).contains(intensity) && (0...1).contains(sharpness))
-        case .sound(let time, let path, let volume, let pan, let duration):
+        case .sound(let time, let sound, let volume, let pan, let duration):
             precondition(time + (duration ?? 0) <= limit && (0...1).contains(volume) && (-1...1).contains(pan))
-            precondition(path.hasPrefix("/") && path.utf8.count <= HapticPattern.Limits.textLength + 6)
+            switch sound {
+            case .file(let path): precondition(path.hasPrefix("/") && path.utf8.count <= HapticPattern.Limits.textLength + 6)
+            case .event(let name): precondition(!name.isEmpty && name.utf8.count <= HapticPattern.Limits.textLength)
+            case .id: break
+            }
+        case .light(let time, let duration, _, let brightness, let frequency):
+            precondition(time + duration <= limit && brightness > 0 && brightness <= 1)
+            precondition(frequency == 0 || LEDBlinkPattern.frequencyRange.contains(frequency))
         }
     }
     precondition(pattern.curves.reduce(0) { $0 + $1.points.count } <= HapticPattern.Limits.totalCurvePoints)
