@@ -33,7 +33,7 @@ public enum VibratorSource: Sendable {
 /// started at the instant the audio output says the sound's first frame reaches the device (the
 /// engine's ALSA, PulseAudio and PipeWire outputs know it; with libcanberra or a file the
 /// vibration starts as soon as its vibrator is ready). On an ALSA PCM with an 80 ms queue the two
-/// now begin ~2 ms apart (p99 4–5 ms), where they were ~44 ms apart (p99 51–76 ms;
+/// now begin ~0.1 ms apart (p99 under 2 ms), where they were ~44 ms apart (p99 49–76 ms;
 /// docs/benchmarks.md).
 ///
 /// Sounds (`AlertSound`): IDs 1000…1351 and event names are looked up in the sound theme at each

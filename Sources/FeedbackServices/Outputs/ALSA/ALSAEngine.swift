@@ -45,6 +45,12 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     private var idleSince: Double?
     /// The device's last played frame, and when it last moved (or sound began on an idle timeline).
     private var lastPlayed: Int64?
+    /// The device's position as a clock, from its reports at each wake-up: where a sound placed now
+    /// is heard, closer than one report's stepped position tells.
+    private var position = PlayPositionClock(rate: 48_000)
+    /// Whether the device runs (a write since it was opened or recovered): only then do its
+    /// reports count; before, its position stands at the frames written, not played.
+    private var positionRunning = false
     private var progressTime = 0.0
     /// Frames kept between the device's position and a rewound write: what it may already have
     /// taken in, at least a period. Many devices report their position a period at a time (the
@@ -196,6 +202,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         pcm = device
         writeIndex = 0
         lastPlayed = nil
+        position = PlayPositionClock(rate: device.rate)
+        positionRunning = false
         idleSince = nil
         rewritesEnabled = false
         held = true
@@ -271,7 +279,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
                     continue
                 }
                 timeline.apply(command, at: writeIndex, time: time)
-                if heard == nil { heard = time + Double(held ? 0 : max(0, pcm.delay())) / Double(pcm.rate) }
+                if heard == nil { heard = held ? time : reckonOnset(pcm) }
                 requests.voicePlaced(id, heardAt: heard!)
                 continue
             }
@@ -281,12 +289,34 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         if wasIdle && !timeline.isEmpty { progressTime = MonotonicClock.now }
     }
 
+    /// When a frame written next is heard: once the frames queued ahead of it have played, at the
+    /// position the device's reports make now (`PlayPositionClock`), not the stepped one it
+    /// reports this instant, which lags by up to a step (snd-aloop's by a jiffy, so a vibration
+    /// held for the sound came half a jiffy late on average: docs/benchmarks.md).
+    private func reckonOnset(_ pcm: ALSAPCM) -> Double {
+        let delay = max(0, pcm.delay())
+        let now = MonotonicClock.now
+        let reported = writeIndex - Int64(delay)
+        let played = position.played(at: now, reported: reported)
+        if positionRunning { position.report(played: reported, at: now) }
+        return now + max(0, Double(writeIndex) - played) / Double(pcm.rate)
+    }
+
+    /// Records where the running device is (one `snd_pcm_delay`), for `reckonOnset`.
+    private func observePosition(_ pcm: ALSAPCM) {
+        guard !held, positionRunning else { return }
+        let delay = pcm.delay()
+        // Stamped after the call: a stamp taken late only makes the report a lower bound.
+        if delay >= 0 { position.report(played: writeIndex - Int64(delay), at: MonotonicClock.now) }
+    }
+
     /// Fills the queue, a period at a time unless `largestWrite` allows more, then retires the
     /// voices the device has played.
     private func pump(largestWrite: Int? = nil) {
         guard let pcm else { return }
         let free = pcm.available()
         if free < 0 { return recover(free) }
+        observePosition(pcm)
         var missing = queueFrames - (pcm.bufferFrames - free)
         while missing > 0 {
             // A period at a time: after a rewind the device has only `rewindSafety` queued, which
@@ -297,6 +327,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             if written == -Int(EAGAIN) { break }
             if written < 0 { return recover(written) }
             writeIndex += Int64(written)
+            positionRunning = true
             missing -= written
             if written < frames { break }
         }
@@ -331,6 +362,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         guard let pcm else { return }
         if error == -Int(EPIPE) || error == -Int(ESTRPIPE) {
             statisticsState.withLock { $0.underflows += 1 }
+            position.reset()
+            positionRunning = false
             let result = pcm.recover(error)
             if result == 0 { return }
             return closeDevice(failing: PlaybackError(ALSAError(code: Int32(-result), call: "snd_pcm_recover"), device: pcm.name, opening: false))
