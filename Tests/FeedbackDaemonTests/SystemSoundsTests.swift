@@ -233,8 +233,7 @@ struct SystemSoundsTests {
     /// still play (the vibration part reports no vibrator, the play is still `played`); refusals.
     @Test func playPatternPlaysTheSoundsAsOnePlay() throws {
         let harness = try DaemonHarness(pulse: pulse)
-        let click = try SoundDecoder().decode(samples: [Float](repeating: 0.5, count: 2_400), sampleRate: 48_000, channelCount: 1)
-        try SoundFileWriter.write(click, to: harness.directory.file("click.wav"), format: .wavFloat)
+        try writeClick(to: harness.directory.file("click.wav"))
         let pattern = harness.directory.file("pattern.ahap")
         _ = FileManager.default.createFile(
             atPath: pattern,
@@ -257,17 +256,8 @@ struct SystemSoundsTests {
         let lines = try run(harness, "pattern", pattern, "volume=0.5", "wait", "3")
         let play = try #require(Self.value(lines, "play"), "\(lines)")
         #expect(Self.endings(lines, play: play) == ["ended \(play) finished played"], "\(lines)")
-        let first = try #require(recorder.firstSound(after: start, threshold: 0.1, timeout: 1), "nothing reached the sound server")
-        let second = try #require(recorder.firstSound(after: first + 4_800, threshold: 0.1, timeout: 1))
-        // From the first sound's end (its 2,400th frame) to the second's start: 7,200 frames to the
-        // frame. (From start to start is not exact on a running stream: a new sound's first frames
-        // may already be behind the server's read position when the rewrite lands, 14 in one run.)
-        let left = recorder.channel(0, from: first, frames: 0..<4_800)
-        let end = first + (left.lastIndex { abs($0) > 0.1 } ?? 0) + 1
-        #expect(second - end == 7_200, "the second sound began \(second - end - 7_200) frames off its time")
-        // Half volume; the second hard left.
-        #expect(abs(recorder.channel(0, from: first, frames: 100..<200).max()! - 0.25) < 0.01)
-        #expect(recorder.channel(1, from: second, frames: 100..<1_000).allSatisfy { abs($0) < 0.01 })
+        let first = try expectTwoClicks(at: recorder, after: start)
+        #expect(abs(recorder.channel(0, from: first, frames: 100..<200).max()! - 0.25) < 0.01, "half volume")
 
         let refused = try run(harness, "pattern", broken, "pattern", "relative.ahap", "pattern", tapOnly, "pattern", pattern, "alert=true")
         #expect(refused.count == 4, "\(refused)")
@@ -282,9 +272,8 @@ struct SystemSoundsTests {
     /// that is no regular file) is refused before anything plays.
     @Test func playPatternFDPlaysAPassedPattern() throws {
         let harness = try DaemonHarness(pulse: pulse)
-        let click = try SoundDecoder().decode(samples: [Float](repeating: 0.5, count: 2_400), sampleRate: 48_000, channelCount: 1)
         let clickPath = harness.directory.file("click.wav")
-        try SoundFileWriter.write(click, to: clickPath, format: .wavFloat)
+        try writeClick(to: clickPath)
         let pattern = harness.directory.file("pattern.json")
         _ = FileManager.default.createFile(
             atPath: pattern,
@@ -301,12 +290,7 @@ struct SystemSoundsTests {
         let lines = try run(harness, "pattern-fd", pattern, "wait", "3")
         let play = try #require(Self.value(lines, "play"), "\(lines)")
         #expect(Self.endings(lines, play: play) == ["ended \(play) finished played"], "\(lines)")
-        let first = try #require(recorder.firstSound(after: start, threshold: 0.1, timeout: 1), "nothing reached the sound server")
-        let second = try #require(recorder.firstSound(after: first + 4_800, threshold: 0.1, timeout: 1))
-        let left = recorder.channel(0, from: first, frames: 0..<4_800)
-        let end = first + (left.lastIndex { abs($0) > 0.1 } ?? 0) + 1
-        #expect(second - end == 7_200, "the second sound began \(second - end - 7_200) frames off its time")
-        #expect(recorder.channel(1, from: second, frames: 100..<1_000).allSatisfy { abs($0) < 0.01 }, "hard left")
+        try expectTwoClicks(at: recorder, after: start)
 
         let refused = try run(harness, "pattern-fd", relative, "pattern-fd", "/dev/null")
         #expect(refused.count == 2, "\(refused)")

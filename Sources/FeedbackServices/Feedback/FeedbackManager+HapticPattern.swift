@@ -71,7 +71,8 @@ extension FeedbackManager {
         let type: FeedbackType
         switch (sounds.mix != nil, vibration != nil) {
         case (true, true): type = .audioAndVibrate
-        case (true, false), (false, false) where hasLights: type = .audioOnly
+        case (true, false): type = .audioOnly
+        case (false, false) where hasLights: type = .audioOnly
         case (false, true): type = .vibrateOnly
         case (false, false): throw .pattern(HapticPatternError(path: name, problem: "the pattern has no events to play"))
         }
