@@ -85,8 +85,10 @@ package enum Daemon {
         } else {
             appLevels = AppLevels { munged in FeedbackdSettings.appLevel(munged: munged, environment: environment) }
         }
+        // Patterns' lights go to the LEDs the theme's Led feedbacks blink.
+        manager.lights = LEDDiscovery(root: sysfsRoot)
         let service = FeedbackService(
-            manager: manager, theme: theme, desktop: desktop, leds: LEDDiscovery(root: sysfsRoot), appLevels: appLevels,
+            manager: manager, theme: theme, desktop: desktop, leds: manager.lights, appLevels: appLevels,
             log: log)
         let follower = SettingsFollower(service: service, environment: environment, log: log) {
             reloadTheme(

@@ -32,7 +32,9 @@ struct ThemePatternTests {
                 #"""
                 { "name": "default", "profiles": [ { "name": "full", "feedbacks": [
                   { "event-name": "ring", "type": "Sound", "effect": "phone-incoming-call", "pattern": "patterns/ring.json" },
-                  { "event-name": "bad", "type": "Sound", "effect": "message-new-instant", "pattern": "patterns/bad.json" } ] } ] }
+                  { "event-name": "bad", "type": "Sound", "effect": "message-new-instant", "pattern": "patterns/bad.json" } ] },
+                  { "name": "quiet", "feedbacks": [
+                  { "event-name": "hushed", "type": "VibraRumble", "duration": 100, "pattern": "patterns/ring.json" } ] } ] }
                 """#.utf8))
         return path
     }
@@ -96,6 +98,19 @@ struct ThemePatternTests {
         }
         // Each play is two clicks; at least three plays in 1.5 s.
         #expect(onsets.count >= 6, "\(onsets.count) clicks heard while it looped: \(onsets.map { $0 - loopStart }) \(daemon.errors)")
+
+        // At the quiet level the pattern's sounds are silenced and it has no vibration: looping,
+        // it plays nothing, so it ends after one play rather than starting again and again.
+        let environment = harness.environment().map { "\($0.key)=\($0.value)" }
+        #expect(runProcess(feedbackctlBinary, ["profile", "quiet"], environment: environment).status == 0)
+        #expect(monitor.process.waitForOutput(containing: "{'Profile': <'quiet'>}", timeout: 5) != nil, "\(monitor.output)")
+        let hushed = try harness.python("hold", "hushed", "0", holdStdin: true)
+        defer { hushed.closeStdin() }
+        let said = try #require(hushed.waitForOutput(containing: "id ", timeout: 5), "\(hushed.errors)")
+        let quietID = try #require(UInt32(said.dropFirst(3)), "\(said)")
+        #expect(monitor.ended(quietID, timeout: 3) == 0, "a looping pattern that plays nothing ends: \(monitor.output)")
+        #expect(monitor.endedCount(quietID) == 1)
+        #expect(runProcess(feedbackctlBinary, ["profile", "full"], environment: environment).status == 0)
 
         // A pattern that cannot be read: the feedback as written (its effect), to its end.
         let bad = try trigger("bad", timeout: "-1")

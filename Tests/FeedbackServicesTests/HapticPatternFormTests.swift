@@ -185,6 +185,19 @@ import Testing
         #expect(tree.read("red:status", "brightness") == "0" && tree.read("blue:status", "brightness") == "0", "put back")
         #expect(problems.withLock { $0 }.count == 1 && problems.withLock { $0 }[0].contains("green"), "\(problems.withLock { $0 })")
 
+        // An LED another blink of this process runs on (a theme's Led feedback) is left to it.
+        let other = try LEDBlink(led: try tree.discovery.led(named: "blue:status"), pattern: try LEDBlinkPattern(frequency: 0))
+        let blue = try read(#"{ "events": [ { "type": "light", "time": 0, "duration": 0.1, "color": "blue", "brightness": 0.5 } ] }"#)
+        let busyProblems = Lock<[String]>([])
+        let busy = LightLane(blue, discovery: tree.discovery) { problem in busyProblems.withLock { $0.append(problem) } }
+        let busyEnd = DispatchSemaphore(value: 0)
+        busy.whenEnded { busyEnd.signal() }
+        busy.start(at: nil)
+        #expect(busyEnd.wait(timeout: .now() + 2) == .success)
+        #expect(tree.read("blue:status", "brightness") == "255", "the other blink keeps its LED")
+        #expect(busyProblems.withLock { $0 }.first?.contains("blinks for another feedback") == true, "\(busyProblems.withLock { $0 })")
+        try other.end()
+
         // Stopped at once: the light at 0.5 s never begins, and the lane has ended.
         let late = try read(#"{ "events": [ { "type": "light", "time": 0.5, "duration": 0.2, "color": "red" } ] }"#)
         let stopped = LightLane(late, discovery: tree.discovery) { _ in }

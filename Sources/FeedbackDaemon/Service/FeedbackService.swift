@@ -527,7 +527,8 @@ package final class FeedbackService: BusObjectHandler, Sendable {
         let (id, themed, desktop) = try lookup.get()
         let who = "client \(client), app id '\(appID)'"
         let sounds = desktop.eventSounds || important
-        let (feedbacks, patternPlay) = resolvePattern(in: themed, feedback: id, event: event, who: who)
+        let (feedbacks, patternPlay) = resolvePattern(
+            in: themed, cappedAt: feedbackd.maxHapticStrength, feedback: id, event: event, who: who)
         let themeSound = feedbacks.lazy.compactMap { feedback -> (alert: AlertSound, role: String?)? in
             switch feedback {
             case .sound(let effect, let role): (.event(effect), role)
@@ -625,12 +626,14 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// The shortest time between two starts of a looping theme pattern, in seconds.
     static let minimumLoopPeriod = 0.25
 
-    /// The theme's pattern among `feedbacks`, made ready, and the feedbacks that still play beside
-    /// it (its `Led`s and `Dummy`s; the `Sound` and `Vibra*` ones are what it replaces). A pattern
-    /// that cannot be made ready (a sound not found) is logged, and the feedbacks play as written.
-    private func resolvePattern(in feedbacks: [ThemeFeedback], feedback id: UInt32, event: String, who: String)
-        -> (feedbacks: [ThemeFeedback], pattern: ResolvedHapticPattern?)
-    {
+    /// The theme's pattern among `feedbacks`, made ready (its vibration capped at `strength`,
+    /// feedbackd's `max-haptic-strength`), and the feedbacks that still play beside it (the `Led`s
+    /// and `Dummy`s, a pattern's own included; the `Sound` and `Vibra*` ones are what it replaces).
+    /// A pattern that cannot be made ready (a sound not found) is logged, and the feedbacks play as
+    /// written.
+    private func resolvePattern(
+        in feedbacks: [ThemeFeedback], cappedAt strength: Double, feedback id: UInt32, event: String, who: String
+    ) -> (feedbacks: [ThemeFeedback], pattern: ResolvedHapticPattern?) {
         let asWritten = feedbacks.map { feedback in
             if case .pattern(_, let instead) = feedback { instead } else { feedback }
         }
@@ -638,8 +641,9 @@ package final class FeedbackService: BusObjectHandler, Sendable {
             if case .pattern(let pattern, _) = feedback { pattern } else { nil }
         }).first else { return (feedbacks, nil) }
         do {
-            let resolved = try manager.resolve(pattern, maximumDecodedSeconds: SoundDecoder.systemSoundDurationLimit)
-            let beside = feedbacks.filter { feedback in
+            var resolved = try manager.resolve(pattern, maximumDecodedSeconds: SoundDecoder.systemSoundDurationLimit)
+            resolved.vibration = Self.capped(resolved.vibration, at: strength)
+            let beside = asWritten.filter { feedback in
                 switch feedback {
                 case .led, .dummy: true
                 case .sound, .soundFile, .vibration, .pattern: false
@@ -892,11 +896,12 @@ package final class FeedbackService: BusObjectHandler, Sendable {
     /// The manager's result for `id`, on the bus thread: the feedback ends, unless it still blinks
     /// or its Dummy still runs.
     private func finished(_ id: UInt32, result: FeedbackResult, bus: BusContext) {
-        // A looping pattern that ended by itself starts again, no sooner than `minimumLoopPeriod`
-        // after its last start (a pattern that ends at once must not spin the bus thread).
+        // A looping pattern that ended by itself, having been heard or felt, starts again, no
+        // sooner than `minimumLoopPeriod` after its last start. One that played nothing (silenced,
+        // no output, no vibrator) ends: played again it would do nothing again, four times a second.
         let again = state.withLock { state -> (ResolvedHapticPattern, FeedbackProfile, Double, String)? in
             guard let ongoing = state.feedbacks[id], ongoing.reason == nil, let loop = ongoing.loop,
-                result.sound != .stopped, result.vibration != .stopped
+                result.sound == .played || result.vibration == .vibrated
             else { return nil }
             return (loop.pattern, loop.profile, loop.started, ongoing.event)
         }

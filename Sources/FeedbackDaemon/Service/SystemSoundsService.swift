@@ -632,6 +632,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         case .silencedByProfile(let profile) where result.sound == .notRequested:
             return (.finished, "\(SystemSounds1.Why.silenced): profile \(profile.rawValue)")
         case .vibrated where result.sound == .notRequested: return (.finished, SystemSounds1.Why.vibrated)
+        // Neither part (a pattern of lights alone), stopped: its lights were.
+        case .notRequested where result.sound == .notRequested && stopReason != nil: return (.stopped, stopReason!)
         default: return (.finished, SystemSounds1.Why.played)
         }
     }

@@ -282,21 +282,6 @@ struct ThemeFile {
                 let place = "profile \(level.rawValue), feedback \(index + 1)"
                 let event = try bounded(entry.eventName, "\(place): event-name")
                 var feedback = try Self.feedback(entry, place: place, fail: fail)
-                if let name = entry.pattern {
-                    let file = try bounded(name, "\(place): pattern")
-                    if patterns >= FeedbackTheme.maximumPatterns {
-                        notes.append("\(path): \(place) (\(event)): more than \(FeedbackTheme.maximumPatterns) patterns: it plays as written")
-                    } else {
-                        patterns += 1
-                        let resolved = file.hasPrefix("/") ? file : HapticPattern.directory(of: path) + "/" + file
-                        patternFiles.append(resolved)
-                        do {
-                            feedback = .pattern(try HapticPattern(fileAt: resolved), instead: feedback)
-                        } catch {
-                            notes.append("\(path): \(place) (\(event)): its pattern cannot be read, so it plays as written: \(error)")
-                        }
-                    }
-                }
                 switch feedback {
                 case .led(let color, _, _, _) where !FeedbackTheme.ledColor(color).exact:
                     approximated.append("\(place) (\(event)): '\(color)'")
@@ -311,6 +296,21 @@ struct ThemeFile {
                     }
                 default:
                     break
+                }
+                if let name = entry.pattern {
+                    let file = try bounded(name, "\(place): pattern")
+                    if patterns >= FeedbackTheme.maximumPatterns {
+                        notes.append("\(path): \(place) (\(event)): more than \(FeedbackTheme.maximumPatterns) patterns: it plays as written")
+                    } else {
+                        patterns += 1
+                        let resolved = file.hasPrefix("/") ? file : HapticPattern.directory(of: path) + "/" + file
+                        if !patternFiles.contains(resolved) { patternFiles.append(resolved) }
+                        do {
+                            feedback = .pattern(try HapticPattern(fileAt: resolved), instead: feedback)
+                        } catch {
+                            notes.append("\(path): \(place) (\(event)): its pattern cannot be read, so it plays as written: \(error)")
+                        }
+                    }
                 }
                 // One feedback per event and profile, the later entry winning, as feedbackd's table of them.
                 levels[level, default: [:]][event] = [feedback]

@@ -135,8 +135,8 @@ package struct ResolvedHapticPattern: Sendable {
     package let sound: ResolvedAlertSound
     /// What its lanes make it: `.audioAndVibrate`, `.audioOnly` (sounds, or only lights) or `.vibrateOnly`.
     package let type: FeedbackType
-    /// Its vibration (`systemVibrate`, unused, when it has none).
-    package let vibration: VibrationPattern
+    /// Its vibration (`systemVibrate`, unused, when it has none); a caller may cap it.
+    package var vibration: VibrationPattern
     /// What does not play as written, said once.
     package let notes: [String]
 }

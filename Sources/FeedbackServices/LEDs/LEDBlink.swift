@@ -179,6 +179,11 @@ public final class LEDBlink: Sendable {
     /// Whether `end()` has been called.
     public var isEnded: Bool { ended.load(ordering: .acquiring) }
 
+    /// Whether a blink of this process runs on `led` now.
+    package static func isBlinking(_ led: LEDInfo) -> Bool {
+        owners.withLock { $0[led.path] != nil }
+    }
+
     /// Stops the blink and puts back the LED's trigger, its brightness (when no trigger was
     /// active) and its multicolor intensities. Only the first call does anything, and nothing
     /// when a later blink took the LED over.

@@ -3,7 +3,9 @@ import Synchronization
 
 /// A haptic pattern's lights (`HapticPattern.Event.light`), played on its timeline: each light is
 /// an `LEDBlink` started at its time and ended at its end, on the LED `LEDSelector.color` picks
-/// (one udev tagged for feedback first). A later light on the same LED takes it over, as blinks do.
+/// (one udev tagged for feedback first). A later light of the lane on the same LED takes it over,
+/// as blinks do; an LED another blink of this process runs on (a theme's `Led` feedback, another
+/// play's light) is left to it, and the light is not shown.
 ///
 /// Made idle; `start(at:)` puts the pattern's 0 s at an instant of `MonotonicClock` (the instant
 /// its sound is heard, so that the lights keep time with it), `stop()` ends every light at once
@@ -80,8 +82,8 @@ package final class LightLane: Sendable {
         let zero = instant ?? MonotonicClock.now
         for (index, light) in lights.enumerated() {
             let delay = max(0, zero + light.time - MonotonicClock.now)
-            queue.asyncAfter(deadline: .now() + delay) { [self] in begin(index) }
-            queue.asyncAfter(deadline: .now() + delay + light.duration) { [self] in finish(index) }
+            // Its end is scheduled when it begins, so that the two cannot run out of order.
+            queue.asyncAfter(deadline: .now() + delay) { [self] in begin(index, endsAt: zero + light.time + light.duration) }
         }
     }
 
@@ -97,19 +99,26 @@ package final class LightLane: Sendable {
         for body in waiters { body() }
     }
 
-    private func begin(_ index: Int) {
+    private func begin(_ index: Int, endsAt end: Double) {
         guard !state.withLock({ $0.stopped }) else { return }
+        queue.asyncAfter(deadline: .now() + max(0, end - MonotonicClock.now)) { [self] in finish(index) }
         let light = lights[index]
+        /// Says `problem` once per `key`.
+        func skip(_ key: String, _ problem: String) {
+            if state.withLock({ $0.reported.insert(key).inserted }) { report("a light of the pattern is not shown: \(problem)") }
+        }
         let blink: LEDBlink
         do {
             let led = try discovery.led(.color(light.color))
+            let ours = state.withLock { $0.running.values.contains { $0.led.path == led.path } }
+            guard ours || !LEDBlink.isBlinking(led) else {
+                return skip("busy \(led.path)", "LED \(led.name) blinks for another feedback, which keeps it")
+            }
             blink = try LEDBlink(
                 led: led, pattern: try LEDBlinkPattern(frequency: light.frequency, brightness: light.brightness),
                 color: led.colors.contains(light.color) ? light.color : nil)
         } catch {
-            let say = state.withLock { $0.reported.insert("\(error.reason)").inserted }
-            if say { report("a light of the pattern is not shown: \(error)") }
-            return
+            return skip("\(error.reason) \(error.source)", "\(error)")
         }
         let late = state.withLock { state -> Bool in
             if state.stopped { return true }

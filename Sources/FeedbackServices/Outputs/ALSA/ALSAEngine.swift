@@ -294,11 +294,12 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// reports this instant, which lags by up to a step (snd-aloop's by a jiffy, so a vibration
     /// held for the sound came half a jiffy late on average: docs/benchmarks.md).
     private func reckonOnset(_ pcm: ALSAPCM) -> Double {
-        let delay = max(0, pcm.delay())
+        let answer = pcm.delay()
         let now = MonotonicClock.now
-        let reported = writeIndex - Int64(delay)
+        let reported = writeIndex - Int64(max(0, answer))
         let played = position.played(at: now, reported: reported)
-        if positionRunning { position.report(played: reported, at: now) }
+        // An error (negative) is no position.
+        if positionRunning && answer >= 0 { position.report(played: reported, at: now) }
         return now + max(0, Double(writeIndex) - played) / Double(pcm.rate)
     }
 

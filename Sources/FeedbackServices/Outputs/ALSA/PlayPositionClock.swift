@@ -14,8 +14,9 @@
 ///
 /// A value, used by the engine's audio thread only.
 struct PlayPositionClock {
-    /// How long a report is used, in seconds: clock drift over it is a few microseconds.
-    static let window = 0.5
+    /// How long a report is used, in seconds: a sound card's drift from CLOCK_MONOTONIC over it
+    /// (tens of ppm) is microseconds; at the engine's wake-ups it holds some 25 reports.
+    static let window = 0.25
     /// The most reports kept.
     static let capacity = 64
     /// The most the estimate may lead the reported position, in seconds: a few of the coarsest
