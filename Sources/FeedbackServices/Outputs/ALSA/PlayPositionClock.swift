@@ -15,8 +15,10 @@
 /// A value, used by the engine's audio thread only.
 struct PlayPositionClock {
     /// How long a report is used, in seconds: a sound card's drift from CLOCK_MONOTONIC over it
-    /// (tens of ppm) is microseconds; at the engine's wake-ups it holds some 25 reports.
-    static let window = 0.25
+    /// (tens of ppm) is tens of microseconds; at the engine's wake-ups it holds some 50 reports,
+    /// at phases enough to come within a fraction of a step (a quarter second's half as many
+    /// left the vibration's p90 about twice as far from the sound: docs/benchmarks.md).
+    static let window = 0.5
     /// The most reports kept.
     static let capacity = 64
     /// The most the estimate may lead the reported position, in seconds: a few of the coarsest
