@@ -42,8 +42,8 @@ public struct SoundFinishEvent: Sendable {
 ///
 /// Thread safety: every property and method may be used from any thread.
 public final class SoundManager: Sendable {
-    /// The manager sounds use unless given another: the default PulseAudio server
-    /// (`PULSE_SERVER`, then the user's socket).
+    /// The manager sounds use unless given another, on the engine the automatic choice names
+    /// (`SoundManager.init()`).
     public static let shared = SoundManager()
 
     /// The extensions a name without one is tried with, in order: `.caf` first (the classic
@@ -78,16 +78,32 @@ public final class SoundManager: Sendable {
     private let decodes = Atomic<Int>(0)
     private let effectsOutput: any AudioOutput
     private let musicOutput: (any AudioOutput)?
-    private let engineConfiguration: PulseAudioOutput.Configuration?
+    /// Makes the manager's own outputs, one per media role; nil when it was given its outputs.
+    private let makeOutput: (@Sendable (_ mediaRole: String) -> any AudioOutput)?
 
-    /// A manager with its own engine outputs on the server `configuration` names: one stream
-    /// (role `event`) for effects, one for music (see `allowsBackgroundMusic`).
-    public init(configuration: PulseAudioOutput.Configuration = PulseAudioOutput.Configuration()) {
-        var effects = configuration
-        effects.mediaRole = "event"
-        effectsOutput = AudioOutputSelection.engine(effects)
+    /// A manager with its own engine outputs where `AudioOutputSelection.choice()` points
+    /// (`FEEDBACKSERVICES_OUTPUT`, `PULSE_SERVER`, then PipeWire when its daemon answers, else
+    /// PulseAudio): one stream (role `event`) for effects, one for music (see
+    /// `allowsBackgroundMusic`). Nothing connects until the first sound.
+    public init() {
+        let environment = ProcessInfo.processInfo.environment
+        let make: @Sendable (String) -> any AudioOutput = { AudioOutputSelection.engine(mediaRole: $0, environment: environment) }
+        effectsOutput = make("event")
         musicOutput = nil
-        engineConfiguration = configuration
+        makeOutput = make
+    }
+
+    /// A manager with its own engine outputs on the PulseAudio server `configuration` names: one
+    /// stream (role `event`) for effects, one for music (see `allowsBackgroundMusic`).
+    public init(configuration: PulseAudioOutput.Configuration) {
+        let make: @Sendable (String) -> any AudioOutput = { role in
+            var configuration = configuration
+            configuration.mediaRole = role
+            return AudioOutputSelection.engine(configuration)
+        }
+        effectsOutput = make("event")
+        musicOutput = nil
+        makeOutput = make
     }
 
     /// A manager playing on outputs you give it: effects on `output`, music on `musicOutput` (or
@@ -95,7 +111,7 @@ public final class SoundManager: Sendable {
     public init(output: any AudioOutput, musicOutput: (any AudioOutput)? = nil) {
         effectsOutput = output
         self.musicOutput = musicOutput ?? output
-        engineConfiguration = nil
+        makeOutput = nil
     }
 
     // MARK: Settings
@@ -146,7 +162,7 @@ public final class SoundManager: Sendable {
     /// own sound rather than the music the user listens to.
     ///
     /// Applies from the next `playMusic` (a stream's role is fixed when it opens), and only to a
-    /// manager that made its own outputs (`init(configuration:)`).
+    /// manager that made its own outputs (`init()`, `init(configuration:)`).
     public var allowsBackgroundMusic: Bool {
         get { state.withLock { $0.allowsBackgroundMusic } }
         set { state.withLock { $0.allowsBackgroundMusic = newValue } }
@@ -383,10 +399,10 @@ public final class SoundManager: Sendable {
         let outputs: [any AudioOutput] = [effectsOutput] + (musicOutput.map { [$0] } ?? []) + made
         var seen = Set<ObjectIdentifier>()
         return outputs.reduce(0) { total, output in
-            guard seen.insert(ObjectIdentifier(output)).inserted, let engine = output as? any UnderflowCounting else {
+            guard seen.insert(ObjectIdentifier(output)).inserted, let engine = output as? any EngineOutput else {
                 return total
             }
-            return total + engine.underflowCount
+            return total + engine.statistics.underflows
         }
     }
 
@@ -414,13 +430,11 @@ public final class SoundManager: Sendable {
     func output(for role: Sound.Role) -> any AudioOutput {
         guard role == .music else { return effectsOutput }
         if let musicOutput { return musicOutput }
-        let configuration = engineConfiguration ?? PulseAudioOutput.Configuration()
+        guard let makeOutput else { return effectsOutput }
         return state.withLock { state in
             let role = state.allowsBackgroundMusic ? "game" : "music"
             if let existing = state.musicOutputs[role] { return existing }
-            var music = configuration
-            music.mediaRole = role
-            let output = AudioOutputSelection.engine(music)
+            let output = makeOutput(role)
             state.musicOutputs[role] = output
             return output
         }

@@ -7,8 +7,8 @@ import Glibc
 /// On a loaded machine (a whole test run on two cores: the daemon suite's floods beside the sound
 /// suites) an engine's stream can run dry; the server then plays a gap, which the recording shows
 /// and no engine can prevent, so such a run says nothing about the sound's shape, level or seams.
-/// `underflows` reads the engine's own counter (`PulseAudioOutput.Statistics.underflows`,
-/// PipeWire's xruns), which tells which runs those are.
+/// `underflows` reads the engine's own counter (`EngineStatistics.underflows`:
+/// PulseAudio's underflows, PipeWire's xruns, ALSA's underruns), which tells which runs those are.
 ///
 /// PipeWire's graph can glitch with no underflow of any client's: its null sink is driven by a
 /// timer, and on this two-core VM (with the hypervisor's steal time) a cycle sometimes starts

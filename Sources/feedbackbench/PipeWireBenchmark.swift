@@ -169,7 +169,7 @@ struct PipeWireBenchmark {
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         let hogs = (0..<cores).map { _ in try! ChildProcess("/bin/sh", ["-c", "while :; do :; done"], environment: [:]) }
         defer { hogs.forEach { $0.signal(SIGKILL) } }
-        let xrunsBefore = output.statistics.xruns
+        let xrunsBefore = output.statistics.underflows
         var gaps = 0
         let runs = max(3, plays / 10)
         for _ in 0..<runs {
@@ -193,6 +193,6 @@ struct PipeWireBenchmark {
             }
         }
         print("PipeWire under load: \(runs) × \(seconds) s tone through PipeWireOutput, a busy loop on each of \(cores) cores")
-        print("  gaps heard at the sink: \(gaps); cycles without a buffer (stream xruns): \(output.statistics.xruns - xrunsBefore)")
+        print("  gaps heard at the sink: \(gaps); cycles without a buffer (stream xruns): \(output.statistics.underflows - xrunsBefore)")
     }
 }

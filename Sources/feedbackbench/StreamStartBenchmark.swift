@@ -67,7 +67,7 @@ struct StreamStartBenchmark {
         guard let arrival = server.recorder.arrivalOfFirstSound(after: trigger) else {
             fatalError("a play never reached the server")
         }
-        let ready = output.statistics.streamReadyTime ?? start
+        let ready = output.statistics.readyTime ?? start
         return arrival - max(start, ready)
     }
 

@@ -167,7 +167,7 @@ extension AudioServerSuites {
                 }
                 rounds.append(Round(ends: ends, end: ends.wait(timeout: length + 5), played: played, actedAt: actedAt))
             }
-            expectRight(rounds, action: action, on: route, held: output.heldFinishes)
+            expectRight(rounds, action: action, on: route, held: output.statistics.heldFinishes)
         }
 
         /// One play of a race: its ends, the first of them, and when it was played and acted on.
@@ -291,7 +291,7 @@ extension AudioServerSuites {
                 try #require(kill.status == 0, "dropping client \(index): \(kill.output) \(kill.errors)")
                 rounds.append(Round(ends: ends, end: ends.wait(timeout: length + 5), played: played, actedAt: actedAt))
             }
-            expectRight(rounds, action: .loseConnection, on: route, held: output.heldFinishes)
+            expectRight(rounds, action: .loseConnection, on: route, held: output.statistics.heldFinishes)
         }
 
     }

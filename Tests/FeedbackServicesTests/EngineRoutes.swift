@@ -60,33 +60,20 @@ enum EngineRoute: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What the engine suites ask of an output beyond `AudioOutput`.
-protocol EngineOutput: AudioOutput {
+extension EngineOutput {
     /// The longest a change can take to be heard: the audio queued ahead of the server.
-    var queueDuration: Double { get }
-    /// When the stream last became ready to play.
-    var streamReadyTime: Double? { get }
-    /// Connections made so far.
-    var connections: Int { get }
-    /// Times the server ran out of this output's queued audio (PulseAudio's underflows,
-    /// PipeWire's xruns).
-    var underflowCount: Int { get }
-    /// Finishes held back because the reported position ran ahead of the clock (`Timeline.retire`).
-    var heldFinishes: Int { get }
-}
-
-extension PulseAudioOutput: EngineOutput {
-    var queueDuration: Double { configuration.bufferDuration }
-    var streamReadyTime: Double? { statistics.streamReadyTime }
-    var connections: Int { statistics.connections }
-    var heldFinishes: Int { statistics.heldFinishes }
-}
-
-extension PipeWireOutput: EngineOutput {
-    var queueDuration: Double { Double(max(statistics.quantum, configuration.latencyFrames)) / Double(configuration.sampleRate) * 3 }
-    var streamReadyTime: Double? { statistics.streamReadyTime }
-    var connections: Int { statistics.connections }
-    var heldFinishes: Int { statistics.heldFinishes }
+    var queueDuration: Double {
+        switch self {
+        case let output as PulseAudioOutput:
+            output.configuration.bufferDuration
+        case let output as PipeWireOutput:
+            Double(max(statistics.quantum, output.configuration.latencyFrames)) / Double(output.configuration.sampleRate) * 3
+        case let output as ALSAOutput:
+            Double(statistics.queuedFrames) / Double(output.configuration.sampleRate)
+        default:
+            preconditionFailure("not an engine route's output: \(self)")
+        }
+    }
 }
 
 extension EngineOutput {

@@ -53,7 +53,7 @@ extension AudioServerSuites {
             _ output: any EngineOutput, on route: EngineRoute, acceptable: @escaping (Result) -> Bool,
             _ body: () throws -> Result
         ) throws -> Result {
-            try measuredAgainAfterUnderflows(on: route.server, underflows: { output.underflowCount }, acceptable: acceptable, body)
+            try measuredAgainAfterUnderflows(on: route.server, underflows: { output.statistics.underflows }, acceptable: acceptable, body)
         }
 
         /// A 40 ms 1 kHz tone at half scale: short, and easy to find in a recording.
@@ -98,7 +98,7 @@ extension AudioServerSuites {
             }
             #expect(result.end == .finished)
             for match in matches(result.left, result.right) {
-                #expect(match.value >= 0.99, "correlation \(match.value) at lag \(match.lag), underflows \(output.underflowCount)")
+                #expect(match.value >= 0.99, "correlation \(match.value) at lag \(match.lag), underflows \(output.statistics.underflows)")
             }
         }
 
@@ -124,7 +124,7 @@ extension AudioServerSuites {
             }
             #expect(end == .finished)
             let best = match(recorded)
-            #expect(best.value >= 0.99, "correlation \(best.value) at lag \(best.lag), underflows \(output.underflowCount)")
+            #expect(best.value >= 0.99, "correlation \(best.value) at lag \(best.lag), underflows \(output.statistics.underflows)")
         }
 
         @Test(arguments: EngineRoute.testable)
@@ -147,7 +147,7 @@ extension AudioServerSuites {
             }
             #expect(ends == [.finished, .finished])
             for level in levelErrors(middle) {
-                #expect(level.error < 0.015, "\(level.frequency) Hz off by \(level.error), underflows \(output.underflowCount)")
+                #expect(level.error < 0.015, "\(level.frequency) Hz off by \(level.error), underflows \(output.statistics.underflows)")
             }
         }
 
@@ -305,7 +305,7 @@ extension AudioServerSuites {
             }
             #expect(ends.all == [.finished])
             let best = match(recorded)
-            #expect(best.value >= 0.99, "correlation \(best.value), underflows \(output.underflowCount)")
+            #expect(best.value >= 0.99, "correlation \(best.value), underflows \(output.statistics.underflows)")
         }
 
         @Test(arguments: EngineRoute.testable)
@@ -322,7 +322,7 @@ extension AudioServerSuites {
             // once failed here without saying).
             #expect(
                 end == .cancelled,
-                "came \(end) \(MonotonicClock.now - started) s after the play; cancelled at \(cancelled) s; underflows \(output.underflowCount), finishes held \(output.heldFinishes)")
+                "came \(end) \(MonotonicClock.now - started) s after the play; cancelled at \(cancelled) s; underflows \(output.statistics.underflows), finishes held \(output.statistics.heldFinishes)")
         }
 
         @Test(arguments: EngineRoute.testable)
@@ -367,7 +367,7 @@ extension AudioServerSuites {
             let second = EndRecorder()
             idle.play(beep, completion: second.completion)
             #expect(second.wait()?.end == .finished)
-            #expect(idle.connections == 2)
+            #expect(idle.statistics.opens == 2)
             #expect(first.all.count == 1)
         }
 
@@ -378,11 +378,11 @@ extension AudioServerSuites {
             let server = try route.server(named: "engine")
             let idle = route.output(on: server, idleTimeout: 0.2)
             try idle.prepare(timeout: 2)
-            #expect(idle.connections == 1)
+            #expect(idle.statistics.opens == 1)
             usleep(600_000)
             // Closed by now: preparing again connects again.
             try idle.prepare(timeout: 2)
-            #expect(idle.connections == 2)
+            #expect(idle.statistics.opens == 2)
         }
 
         /// A stream opened with nothing to play waits unstarted: its first sound starts it, written
@@ -447,7 +447,7 @@ extension AudioServerSuites {
                 output.play(loudBeep)
                 let frame = try #require(server.recorder.firstSound(after: mark, threshold: 0.05, timeout: 2))
                 let arrival = try #require(server.recorder.arrivalTime(ofFrame: frame))
-                return arrival - max(start, output.streamReadyTime ?? start)
+                return arrival - max(start, output.statistics.readyTime ?? start)
             }
             var onsets: [Double] = []
             for _ in 0..<8 {
@@ -463,7 +463,7 @@ extension AudioServerSuites {
                 usleep(200_000)
                 onsets.append(try onset(idle))
             }
-            #expect(idle.connections == 4)
+            #expect(idle.statistics.opens == 4)
             // The queue is 50 ms; 20 ms leaves room for a loaded machine and none for that mode.
             // pipewire-pulse does not honour rewrites, so there the engine writes a 20 ms queue in
             // order and a sound waits behind up to that much, plus the graph's quantum.
@@ -534,7 +534,7 @@ extension AudioServerSuites {
                 }
                 #expect(result.end == .finished)
                 let best = match(result.left)
-                #expect(best.value >= 0.99, "correlation \(best.value), underflows \(output.underflowCount)")
+                #expect(best.value >= 0.99, "correlation \(best.value), underflows \(output.statistics.underflows)")
             #endif
             #expect(ends.all.count == 1)
         }

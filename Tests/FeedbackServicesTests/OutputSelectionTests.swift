@@ -44,10 +44,10 @@ struct OutputSelectionTests {
         let asked = MonotonicClock.now
         let taken = try #require(try AudioOutputSelection.automatic(environment: environment) as? PipeWireOutput)
         let again = try #require(try AudioOutputSelection.automatic(environment: environment) as? PipeWireOutput)
-        let takenReady = try #require(taken.statistics.streamReadyTime)
+        let takenReady = try #require(taken.statistics.readyTime)
         #expect(takenReady < asked, "the taken output was ready before it was asked for")
-        #expect(try #require(again.statistics.streamReadyTime) > asked, "the second call opened its own")
-        #expect(try #require(other.statistics.streamReadyTime) != takenReady)
+        #expect(try #require(again.statistics.readyTime) > asked, "the second call opened its own")
+        #expect(try #require(other.statistics.readyTime) != takenReady)
         #expect(taken !== again && taken !== other)
     }
 
@@ -56,5 +56,33 @@ struct OutputSelectionTests {
         let choice = AudioOutputSelection.choice(environment: ["XDG_RUNTIME_DIR": directory.path])
         #expect(choice.kind == .pulseAudio)
         #expect(choice.reason.contains("no PipeWire daemon answers at \(directory.path)/pipewire-0"))
+    }
+
+    /// `SoundManager()`'s outputs: the engine the choice names, on the role asked for, opened only
+    /// by its first sound (which then plays at the daemon); libcanberra, which cannot stream or
+    /// fade, gives way to the servers' choice.
+    @Test func theSoundManagersEngineFollowsTheChoiceAndOpensAtItsFirstSound() throws {
+        let server = try PipeWireTestServer.shared(named: "selection")
+        let runtime = ["XDG_RUNTIME_DIR": server.runtime]
+        let music = try #require(AudioOutputSelection.engine(mediaRole: "music", environment: runtime) as? PipeWireOutput)
+        #expect(music.configuration.mediaRole == "Music")
+        #expect(music.statistics.opens == 0, "made, not opened")
+        let ends = EndRecorder()
+        let tone = Signal.buffer(Signal.sines([440, 440], amplitude: 0.2, seconds: 0.05, rate: 48_000), channels: 2, rate: 48_000)
+        music.play(tone, queue: .global(), completion: ends.completion)
+        #expect(ends.wait()?.end == .finished)
+        #expect(music.statistics.opens == 1)
+
+        let canberra = runtime.merging(["FEEDBACKSERVICES_OUTPUT": "canberra"]) { $1 }
+        #expect(AudioOutputSelection.engine(mediaRole: "event", environment: canberra) is PipeWireOutput)
+        let pulse = try #require(
+            AudioOutputSelection.engine(mediaRole: "game", environment: runtime.merging(["PULSE_SERVER": server.server]) { $1 })
+                as? PulseAudioOutput)
+        #expect(pulse.configuration.mediaRole == "game")
+        let alsa = try #require(
+            AudioOutputSelection.engine(
+                mediaRole: "event", environment: ["FEEDBACKSERVICES_OUTPUT": "alsa", "FEEDBACKSERVICES_ALSA_PCM": "null"])
+                as? ALSAOutput)
+        #expect(alsa.configuration.device == "null")
     }
 }

@@ -246,7 +246,7 @@ private func expectExactlyOnce(_ ends: EndRecorder, after seconds: Double = 0.3)
 
 extension PlaybackEnd {
     /// The error of a failed play.
-    fileprivate var error: PlaybackError? {
+    var error: PlaybackError? {
         if case .failed(let error) = self { error } else { nil }
     }
 }

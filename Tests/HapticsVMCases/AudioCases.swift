@@ -409,7 +409,7 @@ private func latencies(
 /// its completion came (ms).
 private func inProcessLatencies(
     _ device: String, rewinds: Bool = true, count: Int = 15
-) throws -> (ALSAOutput.Statistics, latencies: [Double], completions: [Double]) {
+) throws -> (EngineStatistics, latencies: [Double], completions: [Double]) {
     let capture = try LoopbackCapture()
     defer { capture.stop() }
     let out = try output(device, rewinds: rewinds)
@@ -442,7 +442,7 @@ private func inProcessLatencies(
 private func rewindAndLatency(devices: [(String, Bool)], dmix: Bool) throws -> String {
     var rows: [String] = []
     for (device, rewinds) in devices {
-        let (stats, values, completions): (ALSAOutput.Statistics, [Double], [Double])
+        let (stats, values, completions): (EngineStatistics, [Double], [Double])
         do {
             (stats, values, completions) = try inProcessLatencies(device, rewinds: rewinds)
         } catch let failure as CaseFailure {

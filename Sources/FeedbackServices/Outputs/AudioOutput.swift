@@ -257,11 +257,12 @@ private final class HandleBox: Sendable {
     }
 }
 
-/// An output that counts the times its server ran out of queued audio (each an audible gap): the
-/// engine. The player's tests use it to measure again a run that the machine's load spoiled.
-package protocol UnderflowCounting: AudioOutput {
-    /// Times the server ran out of queued audio since the output was made.
-    var underflowCount: Int { get }
+/// An output our engine drives (`PulseAudioOutput`, `PipeWireOutput`, `ALSAOutput`): what its
+/// core counts, in one type for every backend. The player counts the underflows (each an audible
+/// gap) to measure again a run that the machine's load spoiled.
+package protocol EngineOutput: AudioOutput {
+    /// What the engine did since the output was made.
+    var statistics: EngineStatistics { get }
 }
 
 /// The outputs an engine output plays other media roles on (`PlaybackOptions.mediaRole`): one per

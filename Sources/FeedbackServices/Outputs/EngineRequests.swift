@@ -142,7 +142,8 @@ final class EngineRequests: Sendable {
 /// A live engine output whose API side is an `EngineRequests` and whose audio thread a wake-up
 /// (an eventfd) rouses: its plays and commands are queued the same way on every such output.
 protocol QueuedEngine: TimelineControl {
-    var requests: EngineRequests { get }
+    /// The engine layer: its requests, state, statistics and rules (`EngineCore`).
+    var core: EngineCore { get }
     /// The rate of its timeline, in Hz.
     var timelineRate: Int { get }
     /// Whether it reports when each sound's first frame reaches the device (`voicePlaced`).
@@ -164,7 +165,7 @@ extension QueuedEngine {
             source, from: offset, sampleRate: timelineRate, options: options, delivery: delivery, completion: completion,
             reportsOnset: reportsOnsets
         ) { id, handle, start in
-            guard requests.enqueue(id, handle, start) else { return false }
+            guard core.requests.enqueue(id, handle, start) else { return false }
             wakeAudioThread()
             return true
         }
@@ -172,6 +173,6 @@ extension QueuedEngine {
 
     /// Queues `command` for the audio thread, which applies it where it is heard soonest.
     func send(_ command: Timeline.Command) {
-        requests.send(command, wake: wakeAudioThread)
+        core.requests.send(command, wake: wakeAudioThread)
     }
 }

@@ -240,9 +240,37 @@ public enum AudioOutputSelection {
     }
 
     /// The engine output for `configuration`, not connected yet: what the player builds its own
-    /// outputs with, so that it names no server type.
+    /// outputs with when it is given a PulseAudio configuration.
     package static func engine(_ configuration: PulseAudioOutput.Configuration) -> any AudioOutput {
         PulseAudioOutput(configuration: configuration)
+    }
+
+    /// The engine output `choice(environment:)` names, not connected yet, on a stream of the media
+    /// role `mediaRole` (PulseAudio's spelling: `event`, `music`, `game`, …; PipeWire gets its own):
+    /// what the player builds its outputs with by default. Nothing is opened, so nothing here
+    /// waits; the output opens at its first sound. libcanberra, which cannot fade nor stream,
+    /// gives way to the engine the servers make the choice of (a choice that names no output
+    /// too). The ALSA fallback of `automatic()` needs a server that did not answer, which only
+    /// opening shows: set `FEEDBACKSERVICES_OUTPUT=alsa` for it.
+    package static func engine(
+        mediaRole: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> any AudioOutput {
+        var kind = choice(environment: environment).kind
+        if kind == .canberra || kind == nil {
+            var servers = environment
+            servers[environmentVariable] = nil
+            kind = choice(environment: servers).kind
+        }
+        switch kind {
+        case .pipeWire:
+            return PipeWireOutput(
+                configuration: .init(
+                    remote: pipeWireSocket(environment: environment), mediaRole: PipeWireOutput.pipeWireRole(mediaRole)))
+        case .alsa:
+            return ALSAOutput(configuration: .init(device: alsaDevice(environment: environment)))
+        case .pulseAudio, .canberra, nil:
+            return PulseAudioOutput(configuration: .init(mediaRole: mediaRole))
+        }
     }
 
     /// Where the engine will look for the server: the explicit address, `PULSE_SERVER`, or the

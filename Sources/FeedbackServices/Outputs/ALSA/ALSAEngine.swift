@@ -8,21 +8,20 @@ import Synchronization
 final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     // Locking rule: `pcm`, `timeline`, `writeIndex`, `drained`, `scratch`, `descriptors` and the
     // fields below them are touched only on the output's thread (`run`), or after it was joined
-    // (`shutdown`). API threads reach it only through `requests` and `statisticsState` (each
-    // behind a Mutex) and the eventfd. That is what makes this class `@unchecked Sendable`.
+    // (`shutdown`). API threads reach it only through `core` (behind its Mutex) and the eventfd.
+    // That is what makes this class `@unchecked Sendable`.
 
     let configuration: ALSAOutput.Configuration
 
-    /// The plays and commands API threads queue, and the `prepare` callers waiting.
-    let requests = EngineRequests()
-    private let statisticsState = Lock(ALSAOutput.Statistics())
+    /// The plays and commands API threads queue, the PCM's state and the statistics.
+    let core = EngineCore()
     /// Set by shutdown: the thread ends.
     private let stopping = Atomic<Bool>(false)
     private let wake: EventFD
     private var thread: Thread?
 
     private var pcm: ALSAPCM?
-    /// The open in progress, on a thread of its own, and whether it has taken `openTimeout`
+    /// The open in progress, on a thread of its own, and whether it has taken `EngineTimeouts.open`
     /// (the plays that waited for it failed).
     private var opening: PCMOpening?
     private var openingOverdue = false
@@ -42,8 +41,9 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// The eventfd, then the PCM's descriptors.
     private let descriptorCapacity = 16
     private let descriptors: UnsafeMutablePointer<pollfd>
-    private var idleSince: Double?
-    /// The device's last played frame, and when it last moved (or sound began on an idle timeline).
+    /// The stall watchdog (on the device's played frame) and the idle close.
+    private var watch: EngineWatch
+    /// The device's last played frame, as its last report at a retire put it.
     private var lastPlayed: Int64?
     /// The device's position as a clock, from its reports at each wake-up: where a sound placed now
     /// is heard, closer than one report's stepped position tells.
@@ -51,7 +51,6 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// Whether the device runs (a write since it was opened or recovered): only then do its
     /// reports count; before, its position stands at the frames written, not played.
     private var positionRunning = false
-    private var progressTime = 0.0
     /// Frames kept between the device's position and a rewound write: what it may already have
     /// taken in, at least a period. Many devices report their position a period at a time (the
     /// loopback card on a 250 Hz tick moves it 4 ms at once): with 1 ms kept, nearly every rewind
@@ -68,6 +67,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         let history = Int64(max(configuration.bufferDuration, configuration.shortQueueDuration) * Double(configuration.sampleRate))
         // A ring the device grants may be longer than asked for: rewinds go back at most its length.
         timeline = Timeline(sampleRate: configuration.sampleRate, history: 4 * history, capacity: 1024)
+        watch = EngineWatch(idleTimeout: configuration.idleTimeout)
         scratch = .allocate(capacity: scratchFrames * 2)
         descriptors = .allocate(capacity: descriptorCapacity)
         drained.reserveCapacity(64)
@@ -86,7 +86,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// Stops the thread and waits for it (closing the PCM); every sound still playing ends
     /// `.failed(.outputClosed)`. Called once, by the facade's deinit.
     func shutdown() {
-        requests.closed(with: nil, closing: true)
+        core.closed(with: nil, closing: true)
         stopping.store(true, ordering: .relaxed)
         wake.signal()
         thread?.join()
@@ -95,13 +95,11 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         // for; it closes its PCM when (if ever) it returns.
         opening?.abandon()
         opening = nil
-        requests.closed(with: PlaybackError(.outputClosed))
+        core.closed(with: PlaybackError(.outputClosed))
     }
 
-    var statistics: ALSAOutput.Statistics { statisticsState.withLock { $0 } }
-
     func prepare(timeout: Double) throws(PlaybackError) {
-        try requests.prepare(
+        try core.requests.prepare(
             timeout: timeout,
             timedOut: PlaybackError(
                 .deviceUnavailable,
@@ -150,8 +148,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     private func pollTimeout() -> Int32 {
         guard let pcm else {
             // Opening: until the open is overdue, for the plays waiting on it.
-            guard let opening, !openingOverdue else { return -1 }
-            return Int32(max(1, ((opening.started + ALSAOutput.openTimeout - MonotonicClock.now) * 1_000).rounded(.up)))
+            guard case .opening(let since) = core.state, !openingOverdue else { return -1 }
+            return Int32(max(1, ((since + EngineTimeouts.open - MonotonicClock.now) * 1_000).rounded(.up)))
         }
         // Held: nothing plays; a play wakes the thread, and the idle close is checked now and then.
         if held { return 50 }
@@ -167,23 +165,24 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
 
     /// Starts opening the PCM when a play or `prepare` waits for it, and takes the open PCM once
     /// the opening thread has it; fails every waiting play when it cannot be opened, or has not
-    /// opened within `ALSAOutput.openTimeout`.
+    /// opened within `EngineTimeouts.open` (the open goes on: a PCM it brings is taken then).
     private func openIfWanted() {
         guard let opening else {
-            guard requests.isWanted else { return }
+            guard core.beginOpeningIfWanted() else { return }
             opening = PCMOpening(configuration, maximumWriteFrames: scratchFrames) { [weak self] in self?.wakeAudioThread() }
             openingOverdue = false
             return
         }
         guard let opened = opening.take() else {
-            if MonotonicClock.now - opening.started >= ALSAOutput.openTimeout {
+            if core.isOpeningOverdue() {
                 openingOverdue = true
-                // Each play that comes while it stays stuck fails at once, with the same reason.
-                if requests.isWanted {
-                    requests.closed(
+                // Each play that comes while it stays stuck fails at once, with the same reason;
+                // the state stays `opening`.
+                if core.requests.isWanted {
+                    core.requests.closed(
                         with: PlaybackError(
                             .deviceUnavailable,
-                            detail: "ALSA PCM \(configuration.device): snd_pcm_open has not returned after \(ALSAOutput.openTimeout) s "
+                            detail: "ALSA PCM \(configuration.device): snd_pcm_open has not returned after \(EngineTimeouts.open) s "
                                 + "(a plugin such as pulse may be waiting for a sound server that does not answer)"))
                 }
             }
@@ -192,7 +191,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         self.opening = nil
         switch opened {
         case .success(let device): start(device)
-        case .failure(let error): requests.closed(with: PlaybackError(error, device: configuration.device, opening: true))
+        case .failure(let error): core.closed(with: PlaybackError(error, device: configuration.device, opening: true))
         }
     }
 
@@ -204,12 +203,11 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         lastPlayed = nil
         position = PlayPositionClock(rate: device.rate)
         positionRunning = false
-        idleSince = nil
+        watch.reset()
         rewritesEnabled = false
         held = true
         queueFrames = min(device.bufferFrames, max(device.periodFrames, Int(configuration.shortQueueDuration * Double(device.rate))))
-        statisticsState.withLock { statistics in
-            statistics.opens += 1
+        core.record { statistics in
             statistics.rewritesEnabled = false
             statistics.rewindableFrames = 0
             statistics.sharedMixer = device.isSharedMixer
@@ -217,12 +215,11 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             statistics.periodFrames = device.periodFrames
             statistics.sampleFormat = device.format.rawValue
             statistics.queuedFrames = queueFrames
-            statistics.readyTime = MonotonicClock.now
         }
         // Before the ready signal, as the plays queued so far are the ones the open was for: a
         // play that comes after it wakes the thread, with whatever the caller queued next.
         beginIfWanted()
-        requests.setReady(true)
+        core.becameReady()
     }
 
     /// Starts the held device when sounds wait: they begin at frame 0, ahead of anything queued,
@@ -243,7 +240,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             queueFrames = pcm.bufferFrames
         }
         pump()
-        statisticsState.withLock { statistics in
+        core.record { statistics in
             statistics.rewritesEnabled = rewritesEnabled
             statistics.rewindableFrames = max(0, rewindable)
             statistics.queuedFrames = queueFrames
@@ -254,7 +251,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// device's position after a rewind, or at the end of the short queue.
     private func applyCommands() {
         guard let pcm else { return }
-        requests.takeCommands(into: &drained)
+        core.requests.takeCommands(into: &drained)
         defer { drained.removeAll(keepingCapacity: true) }
         guard !drained.isEmpty else { return }
         if rewritesEnabled {
@@ -262,31 +259,16 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
             let rewound = back > 0 ? pcm.rewind(back) : 0
             if rewound > 0 {
                 writeIndex -= Int64(rewound)
-                statisticsState.withLock { $0.rewrites += 1 }
+                core.record { $0.rewrites += 1 }
             }
         }
         let wasIdle = timeline.isEmpty
         let time = MonotonicClock.now
         // A voice placed at the write index is heard once the frames queued ahead of it have
-        // played (none when held: the device starts with the first write, which comes next);
-        // asked of the device once, and only when a sound starts.
-        var heard: Double?
-        for command in drained {
-            // Only plays still waiting for their voice start (a failure or a shutdown ended the others).
-            if case .start(let id, _, _, _) = command {
-                guard requests.isWaiting(id) else {
-                    command.discard()
-                    continue
-                }
-                timeline.apply(command, at: writeIndex, time: time)
-                if heard == nil { heard = held ? time : reckonOnset(pcm) }
-                requests.voicePlaced(id, heardAt: heard!)
-                continue
-            }
-            timeline.apply(command, at: writeIndex, time: time)
-        }
+        // played (none when held: the device starts with the first write, which comes next).
+        core.place(drained, on: &timeline, at: writeIndex, time: time) { held ? time : reckonOnset(pcm) }
         // The stall clock starts no earlier than the sound.
-        if wasIdle && !timeline.isEmpty { progressTime = MonotonicClock.now }
+        if wasIdle && !timeline.isEmpty { watch.soundsBegan(at: MonotonicClock.now) }
     }
 
     /// When a frame written next is heard: once the frames queued ahead of it have played, at the
@@ -343,18 +325,15 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         if delay < 0 { return recover(delay) }
         let played = writeIndex - Int64(delay)
         let now = MonotonicClock.now
-        if played != lastPlayed {
-            lastPlayed = played
-            progressTime = now
-        } else if now - progressTime > ALSAOutput.stallTimeout {
+        lastPlayed = played
+        watch.observe(position: played, at: now)
+        if watch.isStalled(at: now) {
             return closeDevice(
                 failing: PlaybackError(
                     .serverStalled,
-                    detail: "ALSA PCM \(configuration.device): its position stood still for \(ALSAOutput.stallTimeout) s"))
+                    detail: "ALSA PCM \(configuration.device): its position stood still for \(EngineTimeouts.stall) s"))
         }
-        let held = timeline.heldFinishes
-        for (id, end) in timeline.retire(playedUpTo: played, time: now) { requests.voiceEnded(id, end) }
-        if timeline.heldFinishes != held { statisticsState.withLock { $0.heldFinishes = timeline.heldFinishes } }
+        core.retire(on: &timeline, playedUpTo: played, at: now)
     }
 
     /// An underrun or a suspend is recovered and the sounds play on; anything else (the device
@@ -362,7 +341,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     private func recover(_ error: Int) {
         guard let pcm else { return }
         if error == -Int(EPIPE) || error == -Int(ESTRPIPE) {
-            statisticsState.withLock { $0.underflows += 1 }
+            core.record { $0.underflows += 1 }
             position.reset()
             positionRunning = false
             let result = pcm.recover(error)
@@ -373,16 +352,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     }
 
     private func checkIdle() {
-        guard timeline.isEmpty, !requests.hasPendingWork else {
-            idleSince = nil
-            return
-        }
-        let now = MonotonicClock.now
-        guard let idleSince else {
-            idleSince = now
-            return
-        }
-        if now - idleSince >= configuration.idleTimeout { closeDevice(failing: nil) }
+        let idle = timeline.isEmpty && !core.requests.hasPendingWork
+        if watch.idleTimeLeft(idle: idle, at: MonotonicClock.now) == 0 { closeDevice(failing: nil) }
     }
 
     /// Closes the PCM; with an error, every sound playing or waiting ends `.failed` with it.
@@ -390,8 +361,8 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         pcm = nil
         held = false
         timeline.removeAll()
-        idleSince = nil
-        requests.closed(with: error)
+        watch.reset()
+        core.closed(with: error)
     }
 }
 
@@ -405,8 +376,6 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
 /// it. An open the output abandoned (it shut down) closes its PCM on the opening thread.
 private final class PCMOpening: Sendable {
     // Locking rule: the PCM in `state` belongs to the thread that takes it out, under the lock.
-    /// When the open started (CLOCK_MONOTONIC seconds).
-    let started = MonotonicClock.now
     private let state = Lock<(result: OpenResult?, abandoned: Bool)>((nil, false))
 
     /// The open's outcome, handed between threads whole.

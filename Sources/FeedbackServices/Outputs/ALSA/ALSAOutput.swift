@@ -31,12 +31,12 @@ public import Dispatch
 public final class ALSAOutput: AudioOutput, Sendable {
     /// Seconds the device's position may stand still while a sound plays before every sound fails
     /// `.serverStalled`.
-    public static let stallTimeout: Double = 2
+    public static let stallTimeout: Double = EngineTimeouts.stall
     /// Seconds a PCM may take to open before the plays waiting for it fail `.deviceUnavailable`.
     /// The open itself runs on a thread of its own, which the output never waits for: a plugin can
     /// block it without limit (the pulse plugin on a hung PulseAudio server), and neither the
     /// output's shutdown nor the process's exit then waits on it.
-    public static let openTimeout: Double = 5
+    public static let openTimeout: Double = EngineTimeouts.open
 
     /// Which PCM, and how it is driven.
     public struct Configuration: Sendable, Equatable {
@@ -73,63 +73,31 @@ public final class ALSAOutput: AudioOutput, Sendable {
         }
     }
 
-    /// What the device granted and what happened since the output was made.
-    package struct Statistics: Sendable, Equatable {
-        /// Times the device ran out of queued audio (each recovered with `snd_pcm_recover`).
-        package var underflows = 0
-        /// Times queued audio was rewound and rendered again for a change.
-        package var rewrites = 0
-        /// Times the PCM was opened (the first, and each reopening).
-        package var opens = 0
-        /// Voices a position said had been played before their length had passed since they
-        /// started, held back rather than reported `.finished` (`Timeline.heldFinishes`): 0 unless
-        /// the device's reported position ran ahead of it.
-        package var heldFinishes = 0
-        /// Whether changes rewind queued audio on the PCM opened last. Known once its first sound
-        /// started: an open PCM writes nothing until then, so that sound begins at its frame 0.
-        package var rewritesEnabled = false
-        /// `snd_pcm_rewindable` on the PCM opened last, with its first audio queued: how much of
-        /// the queue the device says may be taken back (0 until its first sound started).
-        package var rewindableFrames = 0
-        /// Whether dmix is in the chain of the PCM opened last (itself, or behind `plug` and the
-        /// like): it then gets the short queue and no rewinds.
-        package var sharedMixer = false
-        /// The ring and period the device granted, in frames, and the sample format (`FLOAT_LE`,
-        /// `S32_LE`, `S16_LE`).
-        package var bufferFrames = 0
-        package var periodFrames = 0
-        package var sampleFormat = ""
-        /// Frames kept queued: the whole ring when rewinding, the short queue otherwise.
-        package var queuedFrames = 0
-        /// When the PCM last became ready (CLOCK_MONOTONIC seconds); nil before it first opened.
-        package var readyTime: Double?
-    }
-
     public var name: String { "engine (ALSA \(configuration.device))" }
     /// The configuration it was made with.
     public let configuration: Configuration
-    private let core: ALSAEngine
+    private let engine: ALSAEngine
 
     /// Creates the output; nothing opens until the first `play` or `prepare()`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        core = ALSAEngine(configuration: configuration)
+        engine = ALSAEngine(configuration: configuration)
     }
 
     deinit {
-        core.shutdown()
+        engine.shutdown()
     }
 
     /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
     /// Counters since the output was made.
-    package var statistics: Statistics { core.statistics }
+    package var statistics: EngineStatistics { engine.core.statistics }
 
     /// Opens the PCM now instead of on the first `play`, waiting up to `timeout` seconds.
     /// - Throws: `PlaybackError` `.deviceBusy`, `.deviceUnavailable` (with libasound's message).
     public func prepare(timeout: Double = 2) throws(PlaybackError) {
-        try core.prepare(timeout: timeout)
+        try engine.prepare(timeout: timeout)
     }
 
     @discardableResult
@@ -137,7 +105,7 @@ public final class ALSAOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
+        engine.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
     }
 
     /// Starts a voice `offset` seconds into `source`: a buffer plays from there without a copy, a
@@ -147,18 +115,16 @@ public final class ALSAOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        core.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
+        engine.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
     }
 }
 
-extension ALSAOutput: UnderflowCounting {
-    package var underflowCount: Int { statistics.underflows }
-}
+extension ALSAOutput: EngineOutput {}
 
 extension ALSAOutput: DeliveringAudioOutput {
     func play(
         _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        core.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
+        engine.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
     }
 }

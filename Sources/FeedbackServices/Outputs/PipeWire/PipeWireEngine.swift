@@ -9,7 +9,7 @@ import Synchronization
 /// renders the timeline there.
 ///
 /// Hand-offs, neither of which ever waits on the real-time side:
-/// - API threads → data thread: commands in `requests` (the `EngineRequests` every live output
+/// - API threads → data thread: commands in `core.requests` (the `EngineCore` every live output
 ///   shares), taken with a try-lock (busy means "next quantum") and swapped with an emptied array
 ///   of the same capacity.
 /// - data thread → loop thread: the voices the graph has played, appended to `shared.ended` under
@@ -17,7 +17,7 @@ import Synchronization
 ///   heard (`shared.onsets`, `pendingOnsets`), then the loop's event source is signalled (one
 ///   eventfd write).
 final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
-    // Locking rule: `requests` and `shared` are behind Mutexes. The PipeWire objects (`context`,
+    // Locking rule: `core` and `shared` are behind Mutexes. The PipeWire objects (`context`,
     // `pwCore`, `stream`, the hooks, the sources) and `state`-machine fields marked "loop thread"
     // are touched only on the thread loop's thread or with `pw_thread_loop_lock` held (init and
     // shutdown). The fields
@@ -27,18 +27,15 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
 
     let configuration: PipeWireOutput.Configuration
 
-    /// The plays and commands API threads queue, and the `prepare` callers waiting.
-    let requests = EngineRequests()
+    /// The plays and commands API threads queue, the connection's state and the statistics.
+    let core = EngineCore()
 
+    /// What the data thread hands the loop thread.
     private struct Shared {
         var ended: [(id: UInt64, end: PlaybackEnd)] = []
         /// Voices placed, and when their first frame reaches the device (CLOCK_MONOTONIC s).
         var onsets: [(id: UInt64, time: Double)] = []
-        var state: ConnectionState = .closed
-        var statistics = PipeWireOutput.Statistics()
     }
-
-    private enum ConnectionState { case closed, connecting, ready }
 
     private let shared: Lock<Shared>
 
@@ -52,8 +49,8 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     private let streamListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private var wakeSource: UnsafeMutablePointer<spa_source>!
     private var timerSource: UnsafeMutablePointer<spa_source>!
-    private var connectStarted = 0.0
-    private var idleSince: Double?
+    /// The stall watchdog (on when the graph last asked for audio) and the idle close.
+    private var watch: EngineWatch
     private var wasStreaming = false
     /// A failure a stream or core callback reported: handled by `service()`, outside the callback,
     /// because destroying the stream or the core from inside its own event crashes libpipewire.
@@ -128,6 +125,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         pendingEnds.reserveCapacity(256)
         pendingOnsets.reserveCapacity(256)
         timeline = Timeline(sampleRate: configuration.sampleRate, history: 0, capacity: 1024)
+        watch = EngineWatch(idleTimeout: configuration.idleTimeout)
         threadLoop = pw_thread_loop_new("feedbackservices-pw", nil)!
         loop = pw_thread_loop_get_loop(threadLoop)!
         pw_thread_loop_lock(threadLoop)
@@ -185,7 +183,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     /// Disconnects, stops the loop thread and waits for it; every sound still playing ends
     /// `.failed(.outputClosed)`. Called once, by the facade's deinit.
     func shutdown() {
-        requests.closed(with: nil, closing: true)
+        core.closed(with: nil, closing: true)
         pw_thread_loop_lock(threadLoop)
         disconnect()
         fb_pw_loop_destroy_source(loop, wakeSource)
@@ -196,14 +194,14 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         pw_thread_loop_destroy(threadLoop)
         coreListener.deallocate()
         streamListener.deallocate()
-        requests.closed(with: PlaybackError(.outputClosed))
+        core.closed(with: PlaybackError(.outputClosed))
     }
 
-    var statistics: PipeWireOutput.Statistics {
-        var statistics = shared.withLock { $0.statistics }
+    var statistics: EngineStatistics {
+        var statistics = core.statistics
         statistics.quantum = quantum.load(ordering: .relaxed)
         statistics.streamThread = streamThread
-        statistics.xruns = xruns.load(ordering: .relaxed)
+        statistics.underflows = xruns.load(ordering: .relaxed)
         statistics.heldFinishes = heldFinishes.load(ordering: .relaxed)
         return statistics
     }
@@ -257,7 +255,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
 
     /// Opens the connection and waits up to `timeout` seconds for the stream to stream.
     func prepare(timeout: Double) throws(PlaybackError) {
-        try requests.prepare(
+        try core.requests.prepare(
             timeout: timeout, timedOut: PlaybackError(.serverUnavailable, detail: "no PipeWire stream after \(timeout) s"),
             wake: wakeLoop)
     }
@@ -271,7 +269,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     /// it at the next quantum, so only a closed connection needs the loop woken (to open it). A
     /// close racing the play either finds the play queued (and reconnects) or is seen here.
     func wakeAudioThread() {
-        if shared.withLock({ $0.state == .closed }) { wakeLoop() }
+        if core.state == .closed { wakeLoop() }
     }
 
     private func wakeLoop() {
@@ -317,7 +315,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
             pendingEnds.append(contentsOf: timeline.retire(playedUpTo: played, time: now))
             heldFinishes.store(timeline.heldFinishes, ordering: .relaxed)
         }
-        if requests.takeCommandsIfAvailable(into: &drained), !drained.isEmpty {
+        if core.requests.takeCommandsIfAvailable(into: &drained), !drained.isEmpty {
             let heard = now + Double(ahead) / Double(configuration.sampleRate)
             for command in drained {
                 if case .start(let id, _, _, _) = command, pendingOnsets.count < pendingOnsets.capacity {
@@ -358,7 +356,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
             if stream != nil || pwCore != nil { fail(failure.reason, detail: failure.detail) }
         }
         deliverEnds()
-        if shared.withLock({ $0.state == .closed }) && requests.isWanted { connect() }
+        if core.beginOpeningIfWanted() { connect() }
     }
 
     private func deliverEnds() {
@@ -370,17 +368,14 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
             return (shared.onsets.map { ($0.id, $0.time) }, shared.ended.map { ($0.id, $0.end) })
         }
         // Onsets first: a voice placed and ended within one hand-off still tells when it was heard.
-        for (id, time) in onsets { requests.voicePlaced(id, heardAt: time) }
-        for (id, end) in ended { requests.voiceEnded(id, end) }
+        for (id, time) in onsets { core.requests.voicePlaced(id, heardAt: time) }
+        for (id, end) in ended { core.requests.voiceEnded(id, end) }
     }
 
+    /// Connects, once `core` has begun opening.
     private func connect() {
-        shared.withLock {
-            $0.state = .connecting
-            $0.statistics.connections += 1
-        }
-        connectStarted = MonotonicClock.now
-        idleSince = nil
+        watch.reset()
+        watch.soundsBegan(at: MonotonicClock.now)
         wasStreaming = false
         let coreProperties = fb_pw_properties_new()
         // The client's own name too, not only its stream's: what `pactl list clients` and
@@ -432,11 +427,7 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         switch state {
         case PW_STREAM_STATE_STREAMING:
             wasStreaming = true
-            shared.withLock { shared in
-                shared.state = .ready
-                shared.statistics.streamReadyTime = MonotonicClock.now
-            }
-            requests.setReady(true)
+            core.becameReady()
         case PW_STREAM_STATE_ERROR:
             report(PlaybackError(wasStreaming ? .connectionLost : .serverUnavailable, detail: stream.map { stream in
                 var error: UnsafePointer<CChar>?
@@ -453,29 +444,23 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
     private func onTick() {
         deliverEnds()
         let now = MonotonicClock.now
-        let state = shared.withLock { $0.state }
-        let pending = requests.hasPendingWork
-        switch state {
+        switch core.state {
         case .closed:
             return
-        case .connecting:
-            if now - connectStarted > PulseAudioOutput.connectTimeout {
-                fail(.serverUnavailable, detail: "no stream within \(PulseAudioOutput.connectTimeout) s")
+        case .opening:
+            if core.isOpeningOverdue(now: now) {
+                fail(.serverUnavailable, detail: "no stream within \(EngineTimeouts.open) s")
             }
         case .ready:
             checkScheduling()
             let playing = voiceCount.load(ordering: .relaxed) > 0
-            let last = Double(lastProcess.load(ordering: .relaxed)) * 1e-9
-            if playing && now - max(last, connectStarted) > PulseAudioOutput.stallTimeout {
-                return fail(.serverStalled, detail: "the graph did not ask for audio for \(PulseAudioOutput.stallTimeout) s")
+            watch.progressed(at: Double(lastProcess.load(ordering: .relaxed)) * 1e-9)
+            if playing && watch.isStalled(at: now) {
+                return fail(.serverStalled, detail: "the graph did not ask for audio for \(EngineTimeouts.stall) s")
             }
-            if playing || pending {
-                idleSince = nil
-            } else if let idleSince, now - idleSince >= configuration.idleTimeout {
+            if watch.idleTimeLeft(idle: !playing && !core.requests.hasPendingWork, at: now) == 0 {
                 disconnect()
                 connectionEnded(nil)
-            } else if idleSince == nil {
-                idleSince = now
             }
         }
     }
@@ -524,18 +509,15 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
         pendingOnsets.removeAll(keepingCapacity: true)
         drained.removeAll(keepingCapacity: true)
         voiceCount.store(0, ordering: .relaxed)
-        idleSince = nil
+        watch.reset()
         wasStreaming = false
     }
 
     /// The connection closed. With an error, every sound playing or waiting fails; without one
     /// (closed when idle), nothing was playing, and a play that raced with the close reopens it.
     private func connectionEnded(_ error: PlaybackError?) {
-        shared.withLock { shared in
-            shared.state = .closed
-            // Failed below, every one of them: ends not yet delivered are moot.
-            if error != nil { shared.ended.removeAll(keepingCapacity: true) }
-        }
-        if requests.closed(with: error) { connect() }
+        // Failed below, every one of them: ends not yet delivered are moot.
+        if error != nil { shared.withLock { $0.ended.removeAll(keepingCapacity: true) } }
+        if core.closed(with: error) { service() }
     }
 }

@@ -16,9 +16,9 @@ import Glibc
 /// Lifecycle. The connection opens on the first `play` (or `prepare()`), closes after
 /// `idleTimeout` without sound, and opens again on the next `play`: a daemon that restarted is used
 /// again. If the daemon goes away mid-play, every sound playing ends `.failed(.connectionLost)`.
-/// A stream that does not start within `PulseAudioOutput.connectTimeout` fails its plays
-/// `.serverUnavailable`; one whose graph stops calling it for `PulseAudioOutput.stallTimeout`
-/// while sounds play fails them `.serverStalled`.
+/// A stream that does not start within 5 s (`EngineTimeouts.open`) fails its plays
+/// `.serverUnavailable`; one whose graph stops calling it for 2 s (`EngineTimeouts.stall`) while
+/// sounds play fails them `.serverStalled`.
 ///
 /// Threads. `play` and the handle methods never wait: they queue a command under a short lock,
 /// which the real-time thread takes without waiting (a try-lock: a command that finds the lock busy
@@ -59,26 +59,6 @@ public final class PipeWireOutput: AudioOutput, Sendable {
             self.applicationName = applicationName
             self.mediaRole = mediaRole
         }
-    }
-
-    /// Counters for tests and benchmarks.
-    package struct Statistics: Sendable, Equatable {
-        /// Connections made (the first, and each reconnection).
-        package var connections = 0
-        /// When the stream last started streaming (CLOCK_MONOTONIC seconds); nil before.
-        package var streamReadyTime: Double?
-        /// Frames in the last buffer the graph asked for: the quantum in force.
-        package var quantum = 0
-        /// How the thread running the process callback was scheduled when it first ran; nil
-        /// before it ran.
-        package var streamThread: ThreadScheduling?
-        /// Process cycles in which the graph asked for no buffer in time (xruns seen by the stream:
-        /// cycles whose buffer could not be dequeued).
-        package var xruns = 0
-        /// Voices a position said had been played before their length had passed since they
-        /// started, held back rather than reported `.finished` (`Timeline.heldFinishes`): 0 unless
-        /// the device's reported position ran ahead of it.
-        package var heldFinishes = 0
     }
 
     /// How a thread is scheduled: what `PipeWireOutput` reports of the thread its stream's
@@ -132,18 +112,18 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     /// The configuration it was made with.
     public let configuration: Configuration
     /// The engine, or why there is none: libpipewire-0.3 cannot be loaded.
-    private let core: Result<PipeWireEngine, PlaybackError>
+    private let engine: Result<PipeWireEngine, PlaybackError>
 
     /// Creates the output. Nothing connects until the first `play` or `prepare()`. libpipewire-0.3
     /// is loaded here, if no output loaded it before; when it cannot be, every `prepare` and `play`
     /// fails `.libraryUnavailable`, naming the Debian package that provides it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        core = Result(loading: .pipeWire) { PipeWireEngine(configuration: configuration) }
+        engine = Result(loading: .pipeWire) { PipeWireEngine(configuration: configuration) }
     }
 
     deinit {
-        if case .success(let core) = core { core.shutdown() }
+        if case .success(let engine) = engine { engine.shutdown() }
     }
 
     /// A media role as PipeWire names it: PulseAudio's names as pipewire-pulse hands a PulseAudio
@@ -182,7 +162,7 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
     /// Counters since the output was made.
-    package var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
+    package var statistics: EngineStatistics { (try? engine.get())?.statistics ?? EngineStatistics() }
 
     /// How the thread that would run a stream's process callback is scheduled in this process,
     /// found without connecting to a daemon: a context made as this output makes one, asked on
@@ -198,7 +178,7 @@ public final class PipeWireOutput: AudioOutput, Sendable {
     /// for the stream to stream.
     /// - Throws: `PlaybackError` (`.serverUnavailable`) if it does not.
     public func prepare(timeout: Double = 2) throws(PlaybackError) {
-        try core.get().prepare(timeout: timeout)
+        try engine.get().prepare(timeout: timeout)
     }
 
     @discardableResult
@@ -206,7 +186,7 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).engine.play(delivery: .queue(queue), completion: completion) {
             $0.play(.buffer(buffer), from: 0, options: options, delivery: .queue(queue), completion: completion)
         }
     }
@@ -218,21 +198,19 @@ public final class PipeWireOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).engine.play(delivery: .queue(queue), completion: completion) {
             $0.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
         }
     }
 }
 
-extension PipeWireOutput: UnderflowCounting {
-    package var underflowCount: Int { statistics.xruns }
-}
+extension PipeWireOutput: EngineOutput {}
 
 extension PipeWireOutput: DeliveringAudioOutput {
     func play(
         _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        output(for: options).core.play(delivery: delivery, completion: completion) {
+        output(for: options).engine.play(delivery: delivery, completion: completion) {
             $0.play(.buffer(buffer), from: 0, options: options, delivery: delivery, completion: completion)
         }
     }

@@ -9,9 +9,10 @@ import Glibc
 /// position, less the sink's latency, past the voice's last frame (`retireVoices`), never on
 /// libpulse's interpolated clock, which runs on while the server is stopped and can run ahead of
 /// it while it plays. A healthy server reads the stream continuously (silence included), so while sounds
-/// play a read position that has stood still for `stallTimeout` means the server hung: every play
-/// fails `.serverStalled` and the connection closes (the next play connects again). A connection
-/// that is not ready within `connectTimeout` fails `.serverUnavailable`.
+/// play a read position that has stood still for `EngineTimeouts.stall` means the server hung
+/// (`EngineWatch`): every play fails `.serverStalled` and the connection closes (the next play
+/// connects again). A connection that is not ready within `EngineTimeouts.open` fails
+/// `.serverUnavailable`.
 ///
 /// Thread safety: none of its own. It is touched only on the mainloop thread, or while holding
 /// `pa_threaded_mainloop_lock` (see `PulseAudioEngine`'s locking rule).
@@ -26,7 +27,7 @@ final class PulseAudioConnection {
     var tick: OpaquePointer?
     /// When `tick` fires (pa_rtclock microseconds).
     var tickDeadline: pa_usec_t = 0
-    /// Ends a connection attempt that is not ready in time (`connectTimeout`).
+    /// Ends a connection attempt that is not ready in time (`EngineTimeouts.open`).
     var connectTimer: OpaquePointer?
     /// The watch on the wake-up eventfd; freed before the output goes, so that the mainloop never
     /// calls back into a released output.
@@ -41,11 +42,8 @@ final class PulseAudioConnection {
     /// position, that position is the time since then.
     var firstWriteTime: Double?
     var rewritesEnabled = true
-    var idleSince: Double?
-    /// The server's last reported read index, and when (CLOCK_MONOTONIC seconds) it last moved or
-    /// sounds began to play on an idle timeline: where the stall clock starts.
-    var lastReadIndex: Int64?
-    var progressTime = 0.0
+    /// The stall watchdog (on the server's reported read index) and the idle close.
+    var watch: EngineWatch
     /// When the last timing report arrived, and whether one we asked for is still outstanding.
     var timingTime: Double?
     var timingRequested = false
@@ -56,6 +54,7 @@ final class PulseAudioConnection {
 
     init(configuration: PulseAudioOutput.Configuration) {
         self.configuration = configuration
+        watch = EngineWatch(idleTimeout: configuration.idleTimeout)
         scratchFrames = configuration.sampleRate
         scratch = .allocate(capacity: scratchFrames * 2)
         // Rewrites start at the read position, never more than a queue's length back.
@@ -84,13 +83,13 @@ final class PulseAudioConnection {
             return fail(.serverUnavailable)
         }
         // libpulse waits for a server that accepted the socket but never answers for 30 s.
-        let deadline = pa_rtclock_now() + pa_usec_t(PulseAudioOutput.connectTimeout * 1_000_000)
+        let deadline = pa_rtclock_now() + pa_usec_t(EngineTimeouts.open * 1_000_000)
         connectTimer = pa_context_rttime_new(context, deadline, { api, event, _, userdata in
             let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
             api!.pointee.time_free(event)
             connection.connectTimer = nil
             connection.fail(
-                .serverUnavailable, detail: "no answer within \(PulseAudioOutput.connectTimeout) s (the server may be hung)")
+                .serverUnavailable, detail: "no answer within \(EngineTimeouts.open) s (the server may be hung)")
         }, userdata)
     }
 
@@ -137,7 +136,7 @@ final class PulseAudioConnection {
             Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue().fill(bytes: bytes)
         }, userdata)
         pa_stream_set_underflow_callback(stream, { _, userdata in
-            Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue().engine.noteUnderflow()
+            Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue().engine.core.record { $0.underflows += 1 }
         }, userdata)
         // Called for every timing report: the automatic ones, ours, the rewrites'.
         pa_stream_set_latency_update_callback(stream, { _, userdata in
@@ -155,7 +154,7 @@ final class PulseAudioConnection {
         writeIndex = 0
         serverOffset = 0
         firstWriteTime = nil
-        lastReadIndex = nil
+        watch.reset()
         timingTime = nil
         timingRequested = false
         if pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) < 0 {
@@ -166,8 +165,7 @@ final class PulseAudioConnection {
     func streamStateChanged(_ state: pa_stream_state_t) {
         switch state {
         case PA_STREAM_READY:
-            idleSince = nil
-            progressTime = MonotonicClock.now
+            watch.soundsBegan(at: MonotonicClock.now)
             if let connectTimer {
                 api.pointee.time_free(connectTimer)
                 self.connectTimer = nil
@@ -325,9 +323,7 @@ final class PulseAudioConnection {
     /// after its start (`Timeline.retire`).
     func retireVoices() {
         guard let played = reportedPlayedFrame() else { return }
-        let held = timeline.heldFinishes
-        for (id, end) in timeline.retire(playedUpTo: played, time: MonotonicClock.now) { engine.voiceEnded(id, end) }
-        if timeline.heldFinishes != held { engine.noteHeldFinishes(timeline.heldFinishes) }
+        engine.core.retire(on: &timeline, playedUpTo: played, at: MonotonicClock.now)
     }
 
     /// A timing report arrived: note whether the server's read position moved, and retire what it
@@ -336,11 +332,8 @@ final class PulseAudioConnection {
         let now = MonotonicClock.now
         timingTime = now
         timingRequested = false
-        if let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0,
-            info.pointee.read_index != lastReadIndex
-        {
-            lastReadIndex = info.pointee.read_index
-            progressTime = now
+        if let stream, let info = pa_stream_get_timing_info(stream), info.pointee.read_index_corrupt == 0 {
+            watch.observe(position: info.pointee.read_index, at: now)
         }
         retireVoices()
     }
@@ -384,19 +377,16 @@ final class PulseAudioConnection {
         if let lastTickTime, now - lastTickTime > PulseAudioOutput.timingRefresh {
             // This thread did not run for a while (a loaded machine): the server's reports may be
             // waiting unread, so time not watched is not held against it.
-            progressTime += now - lastTickTime
+            watch.excuse(now - lastTickTime)
         }
         lastTickTime = now
-        if !timeline.isEmpty && now - progressTime > PulseAudioOutput.stallTimeout {
+        if !timeline.isEmpty && watch.isStalled(at: now) {
             return fail(
                 .serverStalled,
-                detail: "its read position stood still for \(PulseAudioOutput.stallTimeout) s while the sound played")
+                detail: "its read position stood still for \(EngineTimeouts.stall) s while the sound played")
         }
         requestTimingIfDue(now: now)
-        if timeline.isEmpty && !engine.hasPendingWork {
-            let since = idleSince ?? now
-            idleSince = since
-            let left = configuration.idleTimeout - (now - since)
+        if let left = watch.idleTimeLeft(idle: timeline.isEmpty && !engine.hasPendingWork, at: now) {
             if left <= 0 {
                 disconnect()
                 engine.connectionEnded(nil)
@@ -405,7 +395,6 @@ final class PulseAudioConnection {
             // A play before then schedules the 5 ms tick again (applyCommands).
             return scheduleTick(in: pa_usec_t(left * 1_000_000) + 1_000)
         }
-        idleSince = nil
         scheduleTick()
     }
 
@@ -434,7 +423,7 @@ final class PulseAudioConnection {
             self.context = nil
         }
         timeline.removeAll()
-        idleSince = nil
+        watch.reset()
         timingRequested = false
         lastTickTime = nil
     }

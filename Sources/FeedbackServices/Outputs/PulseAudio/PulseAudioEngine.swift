@@ -12,24 +12,15 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     // Locking rule: everything in `connection` (the PulseAudio objects, the timeline) and `drained`
     // is touched only on the PulseAudio mainloop thread, i.e. in its callbacks, or while holding
     // `pa_threaded_mainloop_lock` (init and shutdown). API threads reach the mainloop only through
-    // `requests` and `shared` (each behind a Mutex) and the wake-up eventfd. That is what makes
-    // this class `@unchecked Sendable`.
+    // `core` (behind its lock) and the wake-up eventfd. That is what makes this class
+    // `@unchecked Sendable`.
 
     let configuration: PulseAudioOutput.Configuration
-    /// Commands taken from `shared`, mainloop thread only; swapped back (emptied) each time.
+    /// Commands taken from the requests, mainloop thread only; swapped back (emptied) each time.
     private var drained: [Timeline.Command] = []
-
-    private struct Shared {
-        var state: ConnectionState = .closed
-        var statistics = PulseAudioOutput.Statistics()
-    }
-
-    private enum ConnectionState { case closed, connecting, ready }
-
-    private let shared = Lock(Shared())
-    /// The plays and commands API threads queue, and the `prepare` callers waiting; closed by
-    /// shutdown, once the mainloop no longer watches the wake-up eventfd.
-    let requests = EngineRequests()
+    /// The plays and commands API threads queue, the connection's state and the statistics; its
+    /// requests are closed by shutdown, once the mainloop no longer watches the wake-up eventfd.
+    let core = EngineCore()
     private let mainloop: OpaquePointer
     /// The wake-up eventfd: API threads signal it, the mainloop watches it. (An eventfd rather
     /// than a pipe: one descriptor, and a slightly shorter tail on the write that wakes the audio
@@ -68,14 +59,14 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     /// Disconnects, stops the audio thread and waits for it; every sound still playing ends
     /// `.failed(.outputClosed)`. Called once, by the facade's deinit, never on the audio thread.
     func shutdown() {
-        requests.closed(with: nil, closing: true)
+        core.closed(with: nil, closing: true)
         pa_threaded_mainloop_lock(mainloop)
         freeWakeEvent()
         connection.disconnect()
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
-        requests.closed(with: PlaybackError(.outputClosed))
+        core.closed(with: PlaybackError(.outputClosed))
     }
 
     /// Called with the mainloop lock held (or on its thread).
@@ -84,15 +75,13 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
         connection.wakeEvent = nil
     }
 
-    var statistics: PulseAudioOutput.Statistics { shared.withLock { $0.statistics } }
-
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
-    /// (at most `PulseAudioOutput.connectTimeout`, when the attempt itself gives up) for the stream
+    /// (at most `EngineTimeouts.open`, when the attempt itself gives up) for the stream
     /// to be ready. A server that accepts the connection but never answers (a hung one) is no
     /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
     func prepare(timeout: Double) throws(PlaybackError) {
-        try requests.prepare(
+        try core.requests.prepare(
             timeout: timeout, timedOut: PlaybackError(.serverUnavailable, detail: "no stream after \(timeout) s"),
             wake: serviceNow)
     }
@@ -128,17 +117,10 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     /// Runs on the mainloop thread whenever an API thread has queued something (or under its lock:
     /// `serviceNow`).
     private func service() {
-        let state = shared.withLock { $0.state }
-        switch state {
+        switch core.state {
         case .closed:
-            if requests.isWanted {
-                shared.withLock {
-                    $0.state = .connecting
-                    $0.statistics.connections += 1
-                }
-                connection.connect()
-            }
-        case .connecting:
+            if core.beginOpeningIfWanted() { connection.connect() }
+        case .opening:
             break
         case .ready:
             applyCommands()
@@ -148,45 +130,24 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     /// Takes the queued commands and applies them at the current read position, then rewrites the
     /// queued audio so that they are heard at once.
     private func applyCommands() {
-        requests.takeCommands(into: &drained)
+        core.requests.takeCommands(into: &drained)
         defer { drained.removeAll(keepingCapacity: true) }
         guard !drained.isEmpty else { return }
         let now = connection.changeFrame()
         let wasIdle = connection.timeline.isEmpty
-        let time = MonotonicClock.now
-        // Reckoned once, and only when a sound starts.
-        var heard: Double?
-        for command in drained {
-            // Only plays still waiting for their voice start (a failed connection or a shutdown
-            // ends the others).
-            if case .start(let id, _, _, _) = command {
-                guard requests.isWaiting(id) else {
-                    command.discard()
-                    continue
-                }
-                connection.timeline.apply(command, at: now, time: time)
-                if heard == nil { heard = connection.heardTime(of: now) }
-                requests.voicePlaced(id, heardAt: heard!)
-                continue
-            }
-            connection.timeline.apply(command, at: now, time: time)
+        core.place(drained, on: &connection.timeline, at: now, time: MonotonicClock.now) {
+            connection.heardTime(of: now)
         }
         // The stall clock starts no earlier than the sound: an idle stream's last report may be old.
-        if wasIdle && !connection.timeline.isEmpty { connection.progressTime = MonotonicClock.now }
-        if connection.rewrite(from: now) {
-            shared.withLock { $0.statistics.rewrites += 1 }
-        }
+        if wasIdle && !connection.timeline.isEmpty { connection.watch.soundsBegan(at: MonotonicClock.now) }
+        if connection.rewrite(from: now) { core.record { $0.rewrites += 1 } }
         connection.startIfHeld()
         connection.scheduleTick()
     }
 
     func streamBecameReady(rewrites: Bool) {
-        shared.withLock { shared in
-            shared.state = .ready
-            shared.statistics.rewritesEnabled = rewrites
-            shared.statistics.streamReadyTime = MonotonicClock.now
-        }
-        requests.setReady(true)
+        core.record { $0.rewritesEnabled = rewrites }
+        core.becameReady()
         applyCommands()
         // The tick that closes the stream when idle: applyCommands schedules it only when a play
         // was waiting, so a stream opened by `prepare()` alone would otherwise stay open for good.
@@ -197,21 +158,8 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
     /// reached), every sound playing or waiting fails. Without one (closed when idle), nothing was
     /// playing; a play that raced with the close opens a new connection.
     func connectionEnded(_ error: PlaybackError?) {
-        shared.withLock { $0.state = .closed }
-        if requests.closed(with: error) { service() }
+        if core.closed(with: error) { service() }
     }
 
-    func voiceEnded(_ id: UInt64, _ end: PlaybackEnd) {
-        requests.voiceEnded(id, end)
-    }
-
-    func noteHeldFinishes(_ count: Int) {
-        shared.withLock { $0.statistics.heldFinishes = count }
-    }
-
-    func noteUnderflow() {
-        shared.withLock { $0.statistics.underflows += 1 }
-    }
-
-    var hasPendingWork: Bool { requests.hasPendingWork }
+    var hasPendingWork: Bool { core.requests.hasPendingWork }
 }

@@ -29,11 +29,11 @@ public import Dispatch
 public final class PulseAudioOutput: AudioOutput, Sendable {
     /// Seconds the server's read position may stand still while a sound plays before every sound
     /// fails `.serverStalled`. A healthy server moves it every few milliseconds.
-    public static let stallTimeout: Double = 2
+    public static let stallTimeout: Double = EngineTimeouts.stall
     /// Seconds a connection may take to become ready before the plays waiting for it fail
     /// `.serverUnavailable` (libpulse itself would wait 30 s for a server that accepted the socket
     /// but does not answer). `prepare(timeout:)` waits at most this long, whatever it is given.
-    public static let connectTimeout: Double = 5
+    public static let connectTimeout: Double = EngineTimeouts.open
     /// How stale the server's last timing report may get while sounds play before another is
     /// asked for: what keeps the stall clock honest on a healthy server.
     static let timingRefresh = 0.25
@@ -71,44 +71,25 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         }
     }
 
-    /// Counters for tests and benchmarks.
-    package struct Statistics: Sendable, Equatable {
-        /// Times the server ran out of queued audio.
-        package var underflows = 0
-        /// Times queued audio was re-rendered and rewritten for a change.
-        package var rewrites = 0
-        /// Connections made (the first, and each reconnection).
-        package var connections = 0
-        /// Voices a position said had been played before their length had passed since they
-        /// started, held back rather than reported `.finished` (`Timeline.heldFinishes`): 0 unless
-        /// the device's reported position ran ahead of it.
-        package var heldFinishes = 0
-        /// Whether queued audio is rewritten on changes (false on servers that do not honour it).
-        package var rewritesEnabled = true
-        /// When the stream last became ready to play (CLOCK_MONOTONIC seconds), nil before the
-        /// first time: the moment from which a sound can be heard at all.
-        package var streamReadyTime: Double?
-    }
-
     public let name = "engine (PulseAudio)"
     /// The configuration it was made with.
     public let configuration: Configuration
     /// The engine, or why there is none: libpulse cannot be loaded.
-    private let core: Result<PulseAudioEngine, PlaybackError>
+    private let engine: Result<PulseAudioEngine, PlaybackError>
 
     /// Creates the engine output. Nothing connects until the first `play` or `prepare()`. libpulse
     /// is loaded here, if no output loaded it before; when it cannot be, every `prepare` and `play`
     /// fails `.libraryUnavailable`, naming the Debian package that provides it.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        core = Result(loading: .pulse) { PulseAudioEngine(configuration: configuration) }
+        engine = Result(loading: .pulse) { PulseAudioEngine(configuration: configuration) }
     }
 
     /// The engine rate (`configuration.sampleRate`): a buffer at another rate fails `.unsupportedSound`.
     public var requiredSampleRate: Int? { configuration.sampleRate }
 
     deinit {
-        if case .success(let core) = core { core.shutdown() }
+        if case .success(let engine) = engine { engine.shutdown() }
     }
 
     /// The outputs for the other media roles sounds ask for.
@@ -125,7 +106,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     }
 
     /// Counters since the output was made.
-    package var statistics: Statistics { (try? core.get())?.statistics ?? Statistics() }
+    package var statistics: EngineStatistics { (try? engine.get())?.core.statistics ?? EngineStatistics() }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
     /// (at most `PulseAudioOutput.connectTimeout`, when the attempt itself gives up) for the stream
@@ -133,7 +114,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
     public func prepare(timeout: Double = 2) throws(PlaybackError) {
-        try core.get().prepare(timeout: timeout)
+        try engine.get().prepare(timeout: timeout)
     }
 
     @discardableResult
@@ -141,7 +122,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ buffer: PCMBuffer, options: PlaybackOptions = PlaybackOptions(), queue: DispatchQueue = .global(),
         completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).engine.play(delivery: .queue(queue), completion: completion) {
             $0.play(buffer, options: options, delivery: .queue(queue), completion: completion)
         }
     }
@@ -154,7 +135,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
         _ source: VoiceSource, from offset: Double, options: PlaybackOptions = PlaybackOptions(),
         queue: DispatchQueue = .global(), completion: (@Sendable (PlaybackEnd) -> Void)? = nil
     ) -> PlaybackHandle {
-        output(for: options).core.play(delivery: .queue(queue), completion: completion) {
+        output(for: options).engine.play(delivery: .queue(queue), completion: completion) {
             $0.play(source, from: offset, options: options, delivery: .queue(queue), completion: completion)
         }
     }
@@ -164,13 +145,11 @@ extension PulseAudioOutput: DeliveringAudioOutput {
     func play(
         _ buffer: PCMBuffer, options: PlaybackOptions, delivery: Delivery, completion: (@Sendable (PlaybackEnd) -> Void)?
     ) -> PlaybackHandle {
-        output(for: options).core.play(delivery: delivery, completion: completion) {
+        output(for: options).engine.play(delivery: delivery, completion: completion) {
             $0.play(buffer, options: options, delivery: delivery, completion: completion)
         }
     }
 }
 
-extension PulseAudioOutput: UnderflowCounting {
-    package var underflowCount: Int { statistics.underflows }
-}
+extension PulseAudioOutput: EngineOutput {}
 
