@@ -84,12 +84,19 @@ public final class SoundManager: Sendable {
     /// A manager with its own engine outputs where `AudioOutputSelection.choice()` points
     /// (`FEEDBACKSERVICES_OUTPUT`, `PULSE_SERVER`, then PipeWire when its daemon answers, else
     /// PulseAudio): one stream (role `event`) for effects, one for music (see
-    /// `allowsBackgroundMusic`). Nothing connects until the first sound.
-    public init() {
-        let environment = ProcessInfo.processInfo.environment
+    /// `allowsBackgroundMusic`). Nothing opens until the first sound. On an ALSA PCM
+    /// (`FEEDBACKSERVICES_OUTPUT=alsa`), which has no roles and which a second output could not
+    /// open while the first holds it, music plays on the effects output.
+    public convenience init() {
+        self.init(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// `init()` with the choice made from `environment`.
+    package init(environment: [String: String]) {
         let make: @Sendable (String) -> any AudioOutput = { AudioOutputSelection.engine(mediaRole: $0, environment: environment) }
-        effectsOutput = make("event")
-        musicOutput = nil
+        let effects = make("event")
+        effectsOutput = effects
+        musicOutput = effects is ALSAOutput ? effects : nil
         makeOutput = make
     }
 
@@ -431,12 +438,17 @@ public final class SoundManager: Sendable {
         guard role == .music else { return effectsOutput }
         if let musicOutput { return musicOutput }
         guard let makeOutput else { return effectsOutput }
-        return state.withLock { state in
+        let (role, existing) = state.withLock { state in
             let role = state.allowsBackgroundMusic ? "game" : "music"
-            if let existing = state.musicOutputs[role] { return existing }
-            let output = makeOutput(role)
-            state.musicOutputs[role] = output
-            return output
+            return (role, state.musicOutputs[role])
+        }
+        if let existing { return existing }
+        // Made outside the lock: the choice may connect to PipeWire's socket.
+        let made = makeOutput(role)
+        return state.withLock { state in
+            if let raced = state.musicOutputs[role] { return raced }
+            state.musicOutputs[role] = made
+            return made
         }
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Synchronization
 import Testing
 
@@ -103,14 +104,69 @@ import Testing
         bench.core.requests.takeCommands(into: &commands)
         bench.core.place(commands, on: &timeline, at: 0, time: 1) { 1 }
         bench.core.closed(with: PlaybackError(.connectionLost))
-        timeline.removeAll()
         let seen = ends.wait(for: 3)
         #expect(seen.count == 3)
         #expect(seen.first == .stopped)
         #expect(seen.filter { $0 == .stopped }.count == 1)
         #expect(seen.filter { $0.error?.reason == .connectionLost }.count == 2)
+        // The voices a backend still had when the connection went: retired now, they end nothing.
         bench.core.retire(on: &timeline, playedUpTo: 10_000, at: 2)
+        #expect(timeline.isEmpty)
         #expect(ends.wait(for: 0).count == 3, "nothing ends twice")
+    }
+
+    /// Starts the audio thread took just before a failure ended their plays are let go, not
+    /// placed; the sound is heard once for all the starts of one hand-off.
+    @Test func startsOfPlaysAlreadyEndedAreLetGoAndTheOnsetIsAskedOnce() {
+        let bench = Bench()
+        let ends = Ends()
+        var timeline = Timeline(sampleRate: 48_000, history: 0)
+        var commands: [Timeline.Command] = []
+        for _ in 0..<3 {
+            bench.play(.buffer(Self.tone), from: 0, options: PlaybackOptions(), delivery: .immediate, completion: ends.completion)
+        }
+        bench.core.requests.takeCommands(into: &commands)
+        var asked = 0
+        bench.core.place(commands, on: &timeline, at: 0, time: 1) {
+            asked += 1
+            return 1
+        }
+        #expect(asked == 1 && timeline.voices.count == 3)
+        commands.removeAll()
+        bench.play(.buffer(Self.tone), from: 0, options: PlaybackOptions(), delivery: .immediate, completion: ends.completion)
+        bench.core.requests.takeCommands(into: &commands)
+        bench.core.closed(with: PlaybackError(.connectionLost))
+        timeline.removeAll()
+        bench.core.place(commands, on: &timeline, at: 0, time: 1) { 1 }
+        #expect(timeline.isEmpty, "the failed play's start was let go")
+        #expect(ends.wait(for: 4).count == 4)
+    }
+
+    /// `prepare` waits for the core to become ready; a device that closed before it was ready
+    /// (its first write failed), or an output shut down, does not become ready.
+    @Test func prepareReturnsOnceReadyAndOnlyAnOpeningBecomesReady() throws {
+        let bench = Bench()
+        let core = bench.core
+        let returned = DispatchSemaphore(value: 0)
+        let thrown = Lock<PlaybackError?>(nil)
+        DispatchQueue.global().async {
+            do throws(PlaybackError) {
+                try core.requests.prepare(timeout: 5, timedOut: PlaybackError(.serverUnavailable), wake: {})
+            } catch {
+                thrown.withLock { $0 = error }
+            }
+            returned.signal()
+        }
+        while !core.requests.isWanted { usleep(1_000) }
+        #expect(core.beginOpeningIfWanted(now: 1))
+        #expect(core.becameReady(now: 2))
+        #expect(returned.wait(timeout: .now() + 5) == .success)
+        #expect(thrown.withLock { $0 } == nil)
+
+        core.closed(with: nil)
+        #expect(!core.becameReady(now: 3), "closed, not opening")
+        #expect(core.state == .closed)
+        #expect(core.statistics.readyTime == 2)
     }
 
     @Test func theStallClockStartsWithTheSoundAndMovesWithThePosition() {

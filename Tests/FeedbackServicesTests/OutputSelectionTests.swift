@@ -2,6 +2,7 @@ import FeedbackTestSupport
 import Glibc
 import Testing
 
+@testable import FeedbackPlayer
 @testable import FeedbackServices
 
 /// `AudioOutputSelection`: which output is chosen, and why, against a real headless PipeWire (with
@@ -79,10 +80,22 @@ struct OutputSelectionTests {
             AudioOutputSelection.engine(mediaRole: "game", environment: runtime.merging(["PULSE_SERVER": server.server]) { $1 })
                 as? PulseAudioOutput)
         #expect(pulse.configuration.mediaRole == "game")
+        #expect(pulse.configuration.server == server.server, "the environment's PULSE_SERVER, not the process's")
         let alsa = try #require(
             AudioOutputSelection.engine(
                 mediaRole: "event", environment: ["FEEDBACKSERVICES_OUTPUT": "alsa", "FEEDBACKSERVICES_ALSA_PCM": "null"])
                 as? ALSAOutput)
         #expect(alsa.configuration.device == "null")
+
+        // The manager: its music on a stream of the music role (the game role for background
+        // music) of the same kind; on ALSA, which has no roles, on the effects output.
+        let manager = SoundManager(environment: runtime)
+        let effects = try #require(manager.output(for: .effect) as? PipeWireOutput)
+        #expect(effects.configuration.mediaRole == "Notification")
+        #expect((manager.output(for: .music) as? PipeWireOutput)?.configuration.mediaRole == "Music")
+        manager.allowsBackgroundMusic = true
+        #expect((manager.output(for: .music) as? PipeWireOutput)?.configuration.mediaRole == "Game")
+        let pcm = SoundManager(environment: ["FEEDBACKSERVICES_OUTPUT": "alsa", "FEEDBACKSERVICES_ALSA_PCM": "null"])
+        #expect(pcm.output(for: .music) === pcm.output(for: .effect))
     }
 }

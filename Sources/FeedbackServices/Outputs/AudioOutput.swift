@@ -67,8 +67,9 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         case serverUnavailable
         /// The connection to the sound server broke while the sound was playing.
         case connectionLost
-        /// The sound server stopped taking audio (it hung): the engine saw its read position stand
-        /// still for `PulseAudioOutput.stallTimeout` (2 s) while the sound played; with libcanberra,
+        /// The sound server or device stopped taking audio (it hung): the engine saw its read
+        /// position stand still (on PipeWire, its graph stop asking for audio) for 2 s while the
+        /// sound played (`PulseAudioOutput.stallTimeout`, `ALSAOutput.stallTimeout`); with libcanberra,
         /// the play had not ended 2 s after the sound's length (`CanberraOutput.stallMargin`).
         case serverStalled
         /// libcanberra reported an error (its `CA_ERROR_*` code).

@@ -18,8 +18,8 @@ package enum EngineTimeouts {
 /// second is what a backend reports of its device, and stays at its default where it means nothing.
 /// A value.
 package struct EngineStatistics: Sendable, Equatable {
-    /// Times the connection or the device was opened: the first, and each after an idle close or
-    /// a failure.
+    /// Times opening the connection or the device began: the first, and each after an idle close
+    /// or a failure, whether or not it then opened.
     package var opens = 0
     /// When the output last became ready to play (CLOCK_MONOTONIC seconds): the moment from which
     /// a sound can be heard at all. Nil before it first opened.
@@ -60,12 +60,14 @@ package struct EngineStatistics: Sendable, Equatable {
 }
 
 /// The engine layer every live output shares, in miniaudio's manner: the backend (the PulseAudio
-/// connection, the ALSA PCM, the PipeWire stream) only opens and closes its device and moves
-/// frames, and asks this core what to do. The core holds the requests API threads queue (plays,
-/// commands, `prepare` waiters), the connection's state (closed → opening → ready → closed), the
-/// open timeout, one statistics record, and the rules by which voices are placed on the timeline
-/// and retired: a start whose play has ended already is let go, and a play ends through the core
-/// exactly once, whatever ended it.
+/// connection, the ALSA PCM, the PipeWire stream) opens and closes its device and moves frames,
+/// and asks this core what to do. The core holds the requests API threads queue (plays, commands,
+/// `prepare` waiters), the connection's state (closed → opening → ready → closed), the open
+/// timeout, one statistics record, and a play's end, exactly once whatever ended it. The push
+/// backends (PulseAudio, ALSA) also place and retire voices through it (`place`, `retire`): a
+/// start whose play has ended already is let go. PipeWire's real-time process callback may not
+/// take the core's lock, so it places and retires on its own timeline and hands the onsets and
+/// ends to the core from its loop thread.
 ///
 /// Thread safety: every method may be called from any thread; the state is behind one lock, held
 /// only for short work that never calls out. The timeline itself is the backend's audio thread's
@@ -121,13 +123,21 @@ final class EngineCore: Sendable {
         return now - since > EngineTimeouts.open
     }
 
-    /// The device is open and takes sounds: every `prepare` waiting returns.
-    func becameReady(now: Double = MonotonicClock.now) {
-        shared.withLock { shared in
+    /// The device opened and takes sounds: every `prepare` waiting returns. Only an opening
+    /// becomes ready: after a close (the device failed at its first write) or a shutdown, this
+    /// changes nothing.
+    /// - Parameter now: when it opened (CLOCK_MONOTONIC seconds), `readyTime`.
+    /// - Returns: whether it became ready.
+    @discardableResult
+    func becameReady(now: Double = MonotonicClock.now) -> Bool {
+        let opened = shared.withLock { shared -> Bool in
+            guard case .opening = shared.state, !shared.shutDown else { return false }
             shared.state = .ready
             shared.statistics.readyTime = now
+            return true
         }
-        requests.setReady(true)
+        if opened { requests.setReady(true) }
+        return opened
     }
 
     /// The connection closed. With an error (the device went away, refused, hung or never opened),
@@ -182,11 +192,13 @@ final class EngineCore: Sendable {
 /// The core's clocks on the thread that moves a backend's frames: the stall watchdog and the idle
 /// close, the same rules on every backend.
 ///
-/// Stall: while sounds play, the device's position must move (`progressed`); once it has stood
-/// still for `EngineTimeouts.stall`, every play fails `.serverStalled`. Its clock starts no
-/// earlier than the sound (an idle stream's last report may be old), and time the thread itself
-/// did not run (a loaded machine) is not held against the device. Idle: once nothing plays nor
-/// waits for `idleTimeout` seconds, the backend closes its device.
+/// Stall: while sounds play, the device must show progress (its position moved: `observe`; or,
+/// on PipeWire, its graph asked for a buffer: `progressed`); once it has shown none for
+/// `EngineTimeouts.stall`, every play fails `.serverStalled`. Its clock starts no earlier than
+/// the sound or the connection (an idle stream's last report may be old), and time a backend's
+/// thread did not run (`excuse`: PulseAudio's late ticks on a loaded machine, when the server's
+/// reports wait unread) is not held against the device. Idle: once nothing plays nor waits for
+/// `idleTimeout` seconds, the backend closes its device.
 ///
 /// Thread safety: a value, owned by that thread.
 struct EngineWatch {
@@ -200,7 +212,8 @@ struct EngineWatch {
         self.idleTimeout = idleTimeout
     }
 
-    /// Sounds began on an idle timeline, or the device became ready: the stall clock starts now.
+    /// Sounds began on an idle timeline, or a connection or stream began: the stall clock starts
+    /// now.
     mutating func soundsBegan(at now: Double) {
         progressTime = now
     }

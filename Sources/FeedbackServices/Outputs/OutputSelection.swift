@@ -247,11 +247,12 @@ public enum AudioOutputSelection {
 
     /// The engine output `choice(environment:)` names, not connected yet, on a stream of the media
     /// role `mediaRole` (PulseAudio's spelling: `event`, `music`, `game`, …; PipeWire gets its own):
-    /// what the player builds its outputs with by default. Nothing is opened, so nothing here
-    /// waits; the output opens at its first sound. libcanberra, which cannot fade nor stream,
-    /// gives way to the engine the servers make the choice of (a choice that names no output
-    /// too). The ALSA fallback of `automatic()` needs a server that did not answer, which only
-    /// opening shows: set `FEEDBACKSERVICES_OUTPUT=alsa` for it.
+    /// what the player builds its outputs with by default. Nothing is opened (the choice only
+    /// connects to PipeWire's socket and closes it), so nothing here waits; the output opens at
+    /// its first sound. libcanberra, which cannot fade nor stream, gives way to the engine the
+    /// servers make the choice of (so does a choice that names no output). The ALSA fallback of
+    /// `automatic()` needs a server that did not answer, which only opening shows: set
+    /// `FEEDBACKSERVICES_OUTPUT=alsa` for it.
     package static func engine(
         mediaRole: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> any AudioOutput {
@@ -269,7 +270,8 @@ public enum AudioOutputSelection {
         case .alsa:
             return ALSAOutput(configuration: .init(device: alsaDevice(environment: environment)))
         case .pulseAudio, .canberra, nil:
-            return PulseAudioOutput(configuration: .init(mediaRole: mediaRole))
+            let server = environment["PULSE_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+            return PulseAudioOutput(configuration: .init(server: server, mediaRole: mediaRole))
         }
     }
 

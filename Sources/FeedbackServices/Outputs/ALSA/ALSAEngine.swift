@@ -198,6 +198,7 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
     /// Makes `device`, just opened, the PCM sounds play on: held until the first sound (at once
     /// when plays already wait for it).
     private func start(_ device: ALSAPCM) {
+        let opened = MonotonicClock.now
         pcm = device
         writeIndex = 0
         lastPlayed = nil
@@ -219,7 +220,9 @@ final class ALSAEngine: QueuedEngine, @unchecked Sendable {
         // Before the ready signal, as the plays queued so far are the ones the open was for: a
         // play that comes after it wakes the thread, with whatever the caller queued next.
         beginIfWanted()
-        core.becameReady()
+        // A first write that failed closed the PCM (and failed its plays): it did not open.
+        guard pcm != nil else { return }
+        core.becameReady(now: opened)
     }
 
     /// Starts the held device when sounds wait: they begin at frame 0, ahead of anything queued,
