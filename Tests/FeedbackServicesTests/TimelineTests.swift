@@ -118,20 +118,32 @@ import Testing
         #expect(timeline.retire(playedUpTo: 650).map(\.end) == [.finished])
     }
 
-    /// A position that runs ahead of the device (here: the whole 2 s sound "played" 0.2 s after it
-    /// started) does not finish a sound still playing: a live output's timeline holds the voice
-    /// until its length, less the history a rewrite may reach back over, has passed since its
-    /// start, and counts the hold. Without the hold this reported `.finished` at 0.2 s.
+    /// A position that runs ahead of real time (here: the whole 2 s sound "played" 0.2 s after it
+    /// started, as a server catching up on cycles it missed reports it) does not finish a sound
+    /// still playing: a live output's timeline holds the voice until its length has passed since
+    /// its start, and counts the hold. Without the hold this reported `.finished` at 0.2 s. The
+    /// timeline's history (how far back a rewrite may render again) does not shorten the hold.
     @Test func aPositionAheadOfTheClockDoesNotFinishASoundStillPlaying() {
         var timeline = timeline(history: 2_400)
         timeline.apply(start(7, level(0.5, frames: 96_000)), at: 1_000, time: 100)
         #expect(timeline.retire(playedUpTo: 200_000, time: 100.2).isEmpty)
         #expect(timeline.heldFinishes == 1)
-        // 2 s less the 50 ms history and the 2 ms slack: 101.948 s.
-        #expect(timeline.retire(playedUpTo: 200_000, time: 101.947).isEmpty)
-        #expect(timeline.retire(playedUpTo: 200_000, time: 101.949).map(\.end) == [.finished])
+        // 2 s less the 1 ms slack: 101.999 s.
+        #expect(timeline.retire(playedUpTo: 200_000, time: 101.998).isEmpty)
+        #expect(timeline.retire(playedUpTo: 200_000, time: 101.9995).map(\.end) == [.finished])
         #expect(timeline.heldFinishes == 2)
         #expect(timeline.isEmpty)
+    }
+
+    /// A voice placed with frames the device may already have passed (a PulseAudio rewrite at an
+    /// estimate of the read position: 2,400 frames, 50 ms, behind what was written) may finish
+    /// that much sooner, and no sooner.
+    @Test func aVoicePlacedWithSkippableFramesIsHeldForItsLengthLessThem() {
+        var timeline = timeline(history: 2_400)
+        timeline.apply(start(7, level(0.5, frames: 96_000)), at: 1_000, time: 100, skippable: 2_400)
+        // 2 s less the 50 ms and the 1 ms slack: 101.949 s.
+        #expect(timeline.retire(playedUpTo: 200_000, time: 101.948).isEmpty)
+        #expect(timeline.retire(playedUpTo: 200_000, time: 101.9495).map(\.end) == [.finished])
     }
 
     /// The hold is for `.finished` only: a stopped voice ends once its ramp has played, however

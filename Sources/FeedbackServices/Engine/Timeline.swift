@@ -23,10 +23,11 @@
 /// - `.finished` promises that the last sample was played, and a device plays no faster than real
 ///   time: a live output stamps each start with the time it was applied, and `retire` holds a
 ///   voice back, whatever position it is told, until its length has passed since then (less the
-///   frames a rewrite may have placed behind the device's true position: `history`). A position
-///   that ran ahead of the device (a misreported or misattributed read index, a queue the device
-///   skipped) then delays a finish instead of reporting one for a sound still playing; such holds
-///   are counted (`heldFinishes`).
+///   frames the output says the device may already have passed where it placed the voice: a
+///   PulseAudio rewrite placed at an estimate of the read position). A position that ran ahead
+///   of real time (a server catching up on the cycles it missed while its thread did not run, a
+///   misreported read index) then delays a finish instead of reporting one for a sound still
+///   playing; such holds are counted (`heldFinishes`).
 ///
 /// Real-time contract: `render` allocates nothing, locks nothing and never throws. `apply` and
 /// `retire` run on the same thread as `render` in a live output; with the capacity reserved up
@@ -69,9 +70,10 @@ struct Timeline {
     let history: Int64?
     /// The voices, in the order they started.
     private(set) var voices: [Voice] = []
-    /// When (CLOCK_MONOTONIC seconds) a live output put each voice on the timeline, index for
-    /// index with `voices` (kept apart so that the mixer's voices stay as small as they were);
-    /// NaN where no time is known (an output that renders faster than real time).
+    /// When (CLOCK_MONOTONIC seconds) a live output put each voice on the timeline, less the
+    /// time of the frames it placed as skippable: the earliest its first frame can have been
+    /// played. Index for index with `voices` (kept apart so that the mixer's voices stay as small
+    /// as they were); NaN where no time is known (an output that renders faster than real time).
     private var startTimes: [Double] = []
     /// Voices a stop, fade-out or crossfade reached: they end `.stopped`.
     private var stopping: Set<UInt64> = []
@@ -101,18 +103,22 @@ struct Timeline {
         return earliest
     }
 
-    /// Applies `commands` in order, all at frame `now`, at `time` (see `apply(_:at:time:)`).
-    mutating func apply(_ commands: some Sequence<Command>, at now: Int64, time: Double = .nan) {
-        for command in commands { apply(command, at: now, time: time) }
+    /// Applies `commands` in order, all at frame `now`, at `time` (see `apply(_:at:time:skippable:)`).
+    mutating func apply(_ commands: some Sequence<Command>, at now: Int64, time: Double = .nan, skippable: Int64 = 0) {
+        for command in commands { apply(command, at: now, time: time, skippable: skippable) }
     }
 
     /// Applies `command` at frame `now`: what it changes is heard from `now` on. A live output
     /// passes the CLOCK_MONOTONIC `time` it applies it at (a start is stamped with it, for
     /// `retire`); NaN, for an output that renders faster than real time, stamps nothing.
-    mutating func apply(_ command: Command, at now: Int64, time: Double = .nan) {
+    /// `skippable`: frames from `now` on that the device may already have passed when the audio
+    /// lands (a PulseAudio rewrite lands at the server's true read pointer, which an estimate of
+    /// it can trail), so a start's first frames that may go unplayed; 0 where the output knows
+    /// the device's position exactly.
+    mutating func apply(_ command: Command, at now: Int64, time: Double = .nan, skippable: Int64 = 0) {
         switch command {
         case .start(let id, let samples, let offset, let options):
-            start(id, samples, offset: offset, options: options, at: now, time: time)
+            start(id, samples, offset: offset, options: options, at: now, time: time - Double(max(0, skippable)) / Double(sampleRate))
         case .stop(let id):
             stop(id, at: now, ramp: frames(Self.stopRamp), curve: .linear)
         case .fadeOut(let id, let duration, let curve):
@@ -136,7 +142,7 @@ struct Timeline {
     /// Takes out every voice whose last frame lies before `frame` (all of it has been played);
     /// their streams stop. At `time` (CLOCK_MONOTONIC seconds; a live output passes the time of
     /// its call), a voice that would end `.finished` stays until its length has passed since its
-    /// start was applied, less `history`'s worth: a device plays no faster than real time, so a
+    /// start was applied, less the frames it was placed with as skippable: a device plays no faster than real time, so a
     /// position beyond that ran ahead of it (counted in `heldFinishes`). A later call retires it.
     /// NaN, or a voice stamped with no time, holds nothing back.
     /// - Returns: each voice taken out and how it ended, in the order they ended (by last frame;
@@ -232,19 +238,18 @@ struct Timeline {
         return first
     }
 
-    /// Seconds of clock and frame rounding allowed beside the length: a stamp is taken a little
-    /// before or after the frame it goes with.
-    static let finishSlack = 0.002
+    /// Seconds of clock rounding allowed beside the length: a device's clock and CLOCK_MONOTONIC
+    /// drift apart by up to about 0.1 ms a second. The race tests hold every end to the same
+    /// slack (`endViolation`).
+    static let finishSlack = 0.001
 
     /// Whether the end of the voice at `index` may be reported at `time`: a stopped voice's at
-    /// once (its ramp's last frame), a finishing one's once its length, less the history a rewrite
-    /// may reach back over, has passed since it started.
+    /// once (its ramp's last frame), a finishing one's once its length has passed since it
+    /// started (its stamp, moved back by the frames it was placed with as skippable).
     private func mayFinish(at index: Int, _ time: Double) -> Bool {
         let voice = voices[index], started = startTimes[index]
         guard !time.isNaN, !started.isNaN, !stopping.contains(voice.id) else { return true }
-        let rate = Double(sampleRate)
-        let skippable = Double(history ?? 0) / rate
-        return time >= started + Double(voice.end - voice.start) / rate - skippable - Self.finishSlack
+        return time >= started + Double(voice.end - voice.start) / Double(sampleRate) - Self.finishSlack
     }
 }
 

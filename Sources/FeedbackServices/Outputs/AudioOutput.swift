@@ -46,8 +46,10 @@ public struct PlaybackOptions: Sendable, Equatable {
 /// Why a play ended. Every play reports exactly one of these, exactly once.
 public enum PlaybackEnd: Sendable, Equatable {
     /// The last sample was played by the sound server (not merely mixed or sent). Never reported
-    /// sooner after the play than the sound's length: a server plays no faster than real time, so
-    /// a position it reports beyond that delays the finish instead.
+    /// sooner after the play than the sound's length: a position that runs faster than real time
+    /// (a server catching up on the cycles it missed while it did not run) delays the finish
+    /// instead. On a PulseAudio server that honours rewrites, a sound started over queued audio
+    /// may lose its first few frames to the server's read pointer, and finish that much sooner.
     case finished
     /// `PlaybackHandle.stop()` ended it.
     case stopped

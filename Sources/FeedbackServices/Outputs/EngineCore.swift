@@ -154,12 +154,13 @@ final class EngineCore: Sendable {
         return requests.closed(with: error, closing: closing)
     }
 
-    /// Applies `commands` to `timeline` at `frame`, at `time`. A start whose play is no longer
-    /// waiting (a failure or a shutdown ended it) is let go; every start placed is told when it
-    /// is heard: `heard`, asked once, and only when a sound starts.
+    /// Applies `commands` to `timeline` at `frame`, at `time`, with `skippable` frames from
+    /// `frame` on that the device may already have passed (`Timeline.apply(_:at:time:skippable:)`).
+    /// A start whose play is no longer waiting (a failure or a shutdown ended it) is let go; every
+    /// start placed is told when it is heard: `heard`, asked once, and only when a sound starts.
     func place(
         _ commands: [Timeline.Command], on timeline: inout Timeline, at frame: Int64, time: Double,
-        heard: () -> Double
+        skippable: Int64 = 0, heard: () -> Double
     ) {
         var onset: Double?
         for command in commands {
@@ -168,7 +169,7 @@ final class EngineCore: Sendable {
                     command.discard()
                     continue
                 }
-                timeline.apply(command, at: frame, time: time)
+                timeline.apply(command, at: frame, time: time, skippable: skippable)
                 if onset == nil { onset = heard() }
                 requests.voicePlaced(id, heardAt: onset!)
                 continue
