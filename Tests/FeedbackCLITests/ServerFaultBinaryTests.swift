@@ -53,7 +53,7 @@ struct ServerFaultBinaryTests {
         let elapsed = MonotonicClock.now - started
         #expect(status == 69, "\(child.errors)")
         #expect(child.errors.contains("the sound server stopped playing (it does not answer)"), "\(child.errors)")
-        let bound = output == .engine ? 0.3 + PulseAudioOutput.stallTimeout : 1 + CanberraOutput.stallMargin
+        let bound = output == .engine ? 0.3 + EngineTimeouts.stall : 1 + CanberraOutput.stallMargin
         #expect(elapsed < bound + 1.5, "ended after \(elapsed) s")
     }
 

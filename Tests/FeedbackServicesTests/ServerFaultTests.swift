@@ -34,7 +34,7 @@ struct EngineFaultTests {
         defer { server.resume() }
         let played = try faultMidPlay(output, seconds: 1, timeout: 6) { server.stop() }
         #expect(played.end.error?.reason == .serverStalled, "\(played.end)")
-        #expect(played.sinceFault < PulseAudioOutput.stallTimeout + 1)
+        #expect(played.sinceFault < EngineTimeouts.stall + 1)
         #expect(played.sinceFault > 1, "not before the sound could have ended")
         server.resume()
         let again = EndRecorder()
@@ -58,7 +58,7 @@ struct EngineFaultTests {
         for ends in [first, second] {
             let (end, time) = try #require(ends.wait(timeout: 6))
             #expect(end.error?.reason == .serverStalled, "\(end)")
-            #expect(time - started < PulseAudioOutput.stallTimeout + 1)
+            #expect(time - started < EngineTimeouts.stall + 1)
         }
         expectExactlyOnce(first)
         expectExactlyOnce(second)
@@ -79,9 +79,9 @@ struct EngineFaultTests {
         started = MonotonicClock.now
         let ends = EndRecorder()
         output.play(tone(seconds: 0.2), completion: ends.completion)
-        let (end, time) = try #require(ends.wait(timeout: PulseAudioOutput.connectTimeout + 3))
+        let (end, time) = try #require(ends.wait(timeout: EngineTimeouts.open + 3))
         #expect(end.error?.reason == .serverUnavailable, "\(end)")
-        #expect(time - started < PulseAudioOutput.connectTimeout + 1)
+        #expect(time - started < EngineTimeouts.open + 1)
         expectExactlyOnce(ends)
     }
 

@@ -71,7 +71,7 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         case connectionLost
         /// The sound server or device stopped taking audio (it hung): the engine saw its read
         /// position stand still (on PipeWire, its graph stop asking for audio) for 2 s while the
-        /// sound played (`PulseAudioOutput.stallTimeout`, `ALSAOutput.stallTimeout`); with libcanberra,
+        /// sound played (`EngineTimeouts.stall`); with libcanberra,
         /// the play had not ended 2 s after the sound's length (`CanberraOutput.stallMargin`).
         case serverStalled
         /// libcanberra reported an error (its `CA_ERROR_*` code).

@@ -29,14 +29,6 @@ public import Dispatch
 /// Threads. `play` and the handle methods never wait on the device: they queue a command under a
 /// short lock and wake the output's thread through a non-blocking eventfd.
 public final class ALSAOutput: AudioOutput, Sendable {
-    /// Seconds the device's position may stand still while a sound plays before every sound fails
-    /// `.serverStalled`.
-    public static let stallTimeout: Double = EngineTimeouts.stall
-    /// Seconds a PCM may take to open before the plays waiting for it fail `.deviceUnavailable`.
-    /// The open itself runs on a thread of its own, which the output never waits for: a plugin can
-    /// block it without limit (the pulse plugin on a hung PulseAudio server), and neither the
-    /// output's shutdown nor the process's exit then waits on it.
-    public static let openTimeout: Double = EngineTimeouts.open
 
     /// Which PCM, and how it is driven.
     public struct Configuration: Sendable, Equatable {

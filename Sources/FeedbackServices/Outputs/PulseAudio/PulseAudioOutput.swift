@@ -27,13 +27,6 @@ public import Dispatch
 /// lock: they queue a command under a short lock and wake the PulseAudio thread through a
 /// non-blocking eventfd. Completions run on the caller's queue, exactly once per play.
 public final class PulseAudioOutput: AudioOutput, Sendable {
-    /// Seconds the server's read position may stand still while a sound plays before every sound
-    /// fails `.serverStalled`. A healthy server moves it every few milliseconds.
-    public static let stallTimeout: Double = EngineTimeouts.stall
-    /// Seconds a connection may take to become ready before the plays waiting for it fail
-    /// `.serverUnavailable` (libpulse itself would wait 30 s for a server that accepted the socket
-    /// but does not answer). `prepare(timeout:)` waits at most this long, whatever it is given.
-    public static let connectTimeout: Double = EngineTimeouts.open
     /// How stale the server's last timing report may get while sounds play before another is
     /// asked for: what keeps the stall clock honest on a healthy server.
     static let timingRefresh = 0.25
@@ -109,7 +102,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     package var statistics: EngineStatistics { (try? engine.get())?.core.statistics ?? EngineStatistics() }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
-    /// (at most `PulseAudioOutput.connectTimeout`, when the attempt itself gives up) for the stream
+    /// (at most `EngineTimeouts.open`, when the attempt itself gives up) for the stream
     /// to be ready. A server that accepts the connection but never answers (a hung one) is no
     /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
