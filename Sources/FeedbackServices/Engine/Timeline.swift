@@ -22,12 +22,10 @@
 ///   `removeAll`.
 /// - `.finished` promises that the last sample was played, and a device plays no faster than real
 ///   time: a live output stamps each start with the time it was applied, and `retire` holds a
-///   voice back, whatever position it is told, until its length has passed since then (less the
-///   frames the output says the device may already have passed where it placed the voice: a
-///   PulseAudio rewrite placed at an estimate of the read position). A position that ran ahead
-///   of real time (a server catching up on the cycles it missed while its thread did not run, a
-///   misreported read index) then delays a finish instead of reporting one for a sound still
-///   playing; such holds are counted (`heldFinishes`).
+///   voice back, whatever position it is told, until its length has passed since then. A
+///   position that ran ahead of real time (a server catching up on the cycles it missed while its
+///   thread did not run, a misreported read index) then delays a finish instead of reporting one
+///   for a sound still playing; such holds are counted (`heldFinishes`).
 ///
 /// Real-time contract: `render` allocates nothing, locks nothing and never throws. `apply` and
 /// `retire` run on the same thread as `render` in a live output; with the capacity reserved up
@@ -70,10 +68,9 @@ struct Timeline {
     let history: Int64?
     /// The voices, in the order they started.
     private(set) var voices: [Voice] = []
-    /// When (CLOCK_MONOTONIC seconds) a live output put each voice on the timeline, less the
-    /// time of the frames it placed as skippable: the earliest its first frame can have been
-    /// played. Index for index with `voices` (kept apart so that the mixer's voices stay as small
-    /// as they were); NaN where no time is known (an output that renders faster than real time).
+    /// When (CLOCK_MONOTONIC seconds) a live output put each voice on the timeline, index for
+    /// index with `voices` (kept apart so that the mixer's voices stay as small as they were);
+    /// NaN where no time is known (an output that renders faster than real time).
     private var startTimes: [Double] = []
     /// Voices a stop, fade-out or crossfade reached: they end `.stopped`.
     private var stopping: Set<UInt64> = []
@@ -103,22 +100,18 @@ struct Timeline {
         return earliest
     }
 
-    /// Applies `commands` in order, all at frame `now`, at `time` (see `apply(_:at:time:skippable:)`).
-    mutating func apply(_ commands: some Sequence<Command>, at now: Int64, time: Double = .nan, skippable: Int64 = 0) {
-        for command in commands { apply(command, at: now, time: time, skippable: skippable) }
+    /// Applies `commands` in order, all at frame `now`, at `time` (see `apply(_:at:time:)`).
+    mutating func apply(_ commands: some Sequence<Command>, at now: Int64, time: Double = .nan) {
+        for command in commands { apply(command, at: now, time: time) }
     }
 
     /// Applies `command` at frame `now`: what it changes is heard from `now` on. A live output
     /// passes the CLOCK_MONOTONIC `time` it applies it at (a start is stamped with it, for
     /// `retire`); NaN, for an output that renders faster than real time, stamps nothing.
-    /// `skippable`: frames from `now` on that the device may already have passed when the audio
-    /// lands (a PulseAudio rewrite lands at the server's true read pointer, which an estimate of
-    /// it can trail), so a start's first frames that may go unplayed; 0 where the output knows
-    /// the device's position exactly.
-    mutating func apply(_ command: Command, at now: Int64, time: Double = .nan, skippable: Int64 = 0) {
+    mutating func apply(_ command: Command, at now: Int64, time: Double = .nan) {
         switch command {
         case .start(let id, let samples, let offset, let options):
-            start(id, samples, offset: offset, options: options, at: now, time: time - Double(max(0, skippable)) / Double(sampleRate))
+            start(id, samples, offset: offset, options: options, at: now, time: time)
         case .stop(let id):
             stop(id, at: now, ramp: frames(Self.stopRamp), curve: .linear)
         case .fadeOut(let id, let duration, let curve):
@@ -142,7 +135,7 @@ struct Timeline {
     /// Takes out every voice whose last frame lies before `frame` (all of it has been played);
     /// their streams stop. At `time` (CLOCK_MONOTONIC seconds; a live output passes the time of
     /// its call), a voice that would end `.finished` stays until its length has passed since its
-    /// start was applied, less the frames it was placed with as skippable: a device plays no faster than real time, so a
+    /// start was applied (`finishSlack`): a device plays no faster than real time, so a
     /// position beyond that ran ahead of it (counted in `heldFinishes`). A later call retires it.
     /// NaN, or a voice stamped with no time, holds nothing back.
     /// - Returns: each voice taken out and how it ended, in the order they ended (by last frame;
@@ -238,18 +231,20 @@ struct Timeline {
         return first
     }
 
-    /// Seconds of clock rounding allowed beside the length: a device's clock and CLOCK_MONOTONIC
-    /// drift apart by up to about 0.1 ms a second. The race tests hold every end to the same
-    /// slack (`endViolation`).
-    static let finishSlack = 0.001
+    /// Seconds a finish may come before `length` seconds have passed since its start: 1 ms of
+    /// rounding, and 200 µs a second (twice the 100 ppm by which a sound card's crystal and
+    /// CLOCK_MONOTONIC commonly disagree), so that a long sound on a device whose clock runs fast
+    /// is not held back. The race tests hold every end to the same slack (`endViolation`).
+    static func finishSlack(length: Double) -> Double { 0.001 + 0.0002 * max(0, length) }
 
     /// Whether the end of the voice at `index` may be reported at `time`: a stopped voice's at
     /// once (its ramp's last frame), a finishing one's once its length has passed since it
-    /// started (its stamp, moved back by the frames it was placed with as skippable).
+    /// started.
     private func mayFinish(at index: Int, _ time: Double) -> Bool {
         let voice = voices[index], started = startTimes[index]
         guard !time.isNaN, !started.isNaN, !stopping.contains(voice.id) else { return true }
-        return time >= started + Double(voice.end - voice.start) / Double(sampleRate) - Self.finishSlack
+        let length = Double(voice.end - voice.start) / Double(sampleRate)
+        return time >= started + length - Self.finishSlack(length: length)
     }
 }
 

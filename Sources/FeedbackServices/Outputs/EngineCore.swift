@@ -154,13 +154,12 @@ final class EngineCore: Sendable {
         return requests.closed(with: error, closing: closing)
     }
 
-    /// Applies `commands` to `timeline` at `frame`, at `time`, with `skippable` frames from
-    /// `frame` on that the device may already have passed (`Timeline.apply(_:at:time:skippable:)`).
-    /// A start whose play is no longer waiting (a failure or a shutdown ended it) is let go; every
-    /// start placed is told when it is heard: `heard`, asked once, and only when a sound starts.
+    /// Applies `commands` to `timeline` at `frame`, at `time`. A start whose play is no longer
+    /// waiting (a failure or a shutdown ended it) is let go; every start placed is told when it
+    /// is heard: `heard`, asked once, and only when a sound starts.
     func place(
         _ commands: [Timeline.Command], on timeline: inout Timeline, at frame: Int64, time: Double,
-        skippable: Int64 = 0, heard: () -> Double
+        heard: () -> Double
     ) {
         var onset: Double?
         for command in commands {
@@ -169,7 +168,7 @@ final class EngineCore: Sendable {
                     command.discard()
                     continue
                 }
-                timeline.apply(command, at: frame, time: time, skippable: skippable)
+                timeline.apply(command, at: frame, time: time)
                 if onset == nil { onset = heard() }
                 requests.voicePlaced(id, heardAt: onset!)
                 continue

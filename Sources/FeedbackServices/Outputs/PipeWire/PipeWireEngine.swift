@@ -322,7 +322,9 @@ final class PipeWireEngine: QueuedEngine, @unchecked Sendable {
                     pendingOnsets.append((id, heard))
                 }
             }
-            timeline.apply(drained, at: cursor, time: now)
+            // Stamped after taking them: `now` was read before, and a play queued in between
+            // would get a stamp from before its own call.
+            timeline.apply(drained, at: cursor, time: MonotonicClock.now)
             drained.removeAll(keepingCapacity: true)
         }
         timeline.render(from: cursor, frames: frames, into: samples.assumingMemoryBound(to: Float.self))

@@ -37,6 +37,10 @@ final class PulseAudioConnection {
     var writeIndex: Int64 = 0
     /// The server's stream index minus ours, in frames (rewrites from the read pointer shift it).
     var serverOffset: Int64 = 0
+    /// Rewrites that landed whose reports, which say where (and so correct `serverOffset`), have
+    /// not been read yet: until then a read position maps onto our timeline by an old offset,
+    /// which can put it past where the server really is, so no voice is retired (`retireVoices`).
+    var pendingOffsets = 0
     /// When this stream's first audio was written (CLOCK_MONOTONIC seconds): the write that fills
     /// its prebuffer, from which the server reads at once. Until the server first reports its read
     /// position, that position is the time since then.
@@ -153,6 +157,7 @@ final class PulseAudioConnection {
                 | PA_STREAM_NOT_MONOTONIC.rawValue)
         writeIndex = 0
         serverOffset = 0
+        pendingOffsets = 0
         firstWriteTime = nil
         watch.reset()
         timingTime = nil
@@ -221,14 +226,20 @@ final class PulseAudioConnection {
             start += Int64(frames)
         }
         // The write landed at the server's real read index; learn where that was on our timeline.
-        // (Nil when too many reports are outstanding, as on a hung server: the next one corrects it.)
+        // libpulse calls the latency callback (`timingReported`) for this report before this one,
+        // so the voices it has played are retired here, by the corrected offset. (Nil when too many
+        // reports are outstanding, as on a hung server: the offset stays as it was, and a finish
+        // it puts early is held back by `Timeline.retire`.)
         if let operation = pa_stream_update_timing_info(stream, { stream, success, userdata in
-            guard success != 0, let info = pa_stream_get_timing_info(stream), info.pointee.write_index_corrupt == 0
-            else { return }
             let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
-            connection.serverOffset = info.pointee.write_index / connection.bytesPerFrame - connection.writeIndex
+            connection.pendingOffsets = max(0, connection.pendingOffsets - 1)
+            if success != 0, let info = pa_stream_get_timing_info(stream), info.pointee.write_index_corrupt == 0 {
+                connection.serverOffset = info.pointee.write_index / connection.bytesPerFrame - connection.writeIndex
+            }
+            connection.retireVoices()
         }, userdata) {
             pa_operation_unref(operation)
+            pendingOffsets += 1
         }
         return true
     }
@@ -322,7 +333,7 @@ final class PulseAudioConnection {
     /// taken from an extrapolation, nor from a report that puts it sooner than the sound's length
     /// after its start (`Timeline.retire`).
     func retireVoices() {
-        guard let played = reportedPlayedFrame() else { return }
+        guard pendingOffsets == 0, let played = reportedPlayedFrame() else { return }
         engine.core.retire(on: &timeline, playedUpTo: played, at: MonotonicClock.now)
     }
 

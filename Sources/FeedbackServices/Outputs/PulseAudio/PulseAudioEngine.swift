@@ -135,11 +135,7 @@ final class PulseAudioEngine: QueuedEngine, @unchecked Sendable {
         guard !drained.isEmpty else { return }
         let now = connection.changeFrame()
         let wasIdle = connection.timeline.isEmpty
-        // A rewrite lands at the server's true read pointer, which `now`, an estimate of it, can
-        // trail by as much as it lies behind what was written: that much of a sound's head may
-        // go unplayed, and its finish come that much sooner.
-        let skippable = connection.writeIndex - now
-        core.place(drained, on: &connection.timeline, at: now, time: MonotonicClock.now, skippable: skippable) {
+        core.place(drained, on: &connection.timeline, at: now, time: MonotonicClock.now) {
             connection.heardTime(of: now)
         }
         // The stall clock starts no earlier than the sound: an idle stream's last report may be old.
