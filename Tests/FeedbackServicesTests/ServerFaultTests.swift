@@ -27,7 +27,7 @@ struct EngineFaultTests {
     }
 
     /// The case: a 1 s sound on a server stopped 0.3 s in used to report `.finished` at
-    /// 1 s. It fails `.serverStalled` once the read position has stood still for `stallTimeout`,
+    /// 1 s. It fails `.serverStalled` once the read position has stood still for `EngineTimeouts.stall`,
     /// and after the server resumes the engine plays again.
     @Test func hungMidPlayFailsOnceAsStalledNeverFinished() throws {
         let (server, output) = try engine("faults-engine-hung")
@@ -66,7 +66,7 @@ struct EngineFaultTests {
 
     /// A server that accepts the connection but never answers: `prepare` and the automatic
     /// choice give up within their timeout, and a play fails once the connection attempt does
-    /// (`connectTimeout`), never waiting for libpulse's 30 s.
+    /// (`EngineTimeouts.open`), never waiting for libpulse's 30 s.
     @Test func connectingToAHungServerEndsWithinItsTimeout() throws {
         let server = try PulseAudioTestServer.shared(named: "faults-engine-hung-connect", recording: false)
         server.stop()

@@ -22,7 +22,8 @@
 ///   `removeAll`.
 /// - `.finished` promises that the last sample was played, and a device plays no faster than real
 ///   time: a live output stamps each start with the time it was applied, and `retire` holds a
-///   voice back, whatever position it is told, until its length has passed since then. A
+///   voice back, whatever position it is told, until its length (less `finishSlack(length:)`) has
+///   passed since then. A
 ///   position that ran ahead of real time (a server catching up on the cycles it missed while its
 ///   thread did not run, a misreported read index) then delays a finish instead of reporting one
 ///   for a sound still playing; such holds are counted (`heldFinishes`).
@@ -238,8 +239,8 @@ struct Timeline {
     static func finishSlack(length: Double) -> Double { 0.001 + 0.0002 * max(0, length) }
 
     /// Whether the end of the voice at `index` may be reported at `time`: a stopped voice's at
-    /// once (its ramp's last frame), a finishing one's once its length has passed since it
-    /// started.
+    /// once (its ramp's last frame), a finishing one's once its length, less
+    /// `finishSlack(length:)`, has passed since it started.
     private func mayFinish(at index: Int, _ time: Double) -> Bool {
         let voice = voices[index], started = startTimes[index]
         guard !time.isNaN, !started.isNaN, !stopping.contains(voice.id) else { return true }

@@ -45,8 +45,8 @@ public struct PlaybackOptions: Sendable, Equatable {
 
 /// Why a play ended. Every play reports exactly one of these, exactly once.
 public enum PlaybackEnd: Sendable, Equatable {
-    /// The last sample was played by the sound server (not merely mixed or sent). Never reported
-    /// sooner after the play than the sound's length (less 1 ms, and 0.2 ms a second for the
+    /// The last sample was played by the sound server (not merely mixed or sent); on a
+    /// `FileOutput`, written to the file. On a live output, never reported sooner after the play than the sound's length (less 1 ms, and 0.2 ms a second for the
     /// device's clock): a position that runs faster than real time (a server catching up on the
     /// cycles it missed while it did not run) delays the finish instead.
     case finished

@@ -37,8 +37,8 @@ final class PulseAudioConnection {
     var writeIndex: Int64 = 0
     /// The server's stream index minus ours, in frames (rewrites from the read pointer shift it).
     var serverOffset: Int64 = 0
-    /// Rewrites that landed whose reports, which say where (and so correct `serverOffset`), have
-    /// not been read yet: until then a read position maps onto our timeline by an old offset,
+    /// Rewrites whose timing reports, which say where they landed (and so correct
+    /// `serverOffset`), are still outstanding: until then a read position maps onto our timeline by an old offset,
     /// which can put it past where the server really is, so no voice is retired (`retireVoices`).
     var pendingOffsets = 0
     /// When this stream's first audio was written (CLOCK_MONOTONIC seconds): the write that fills
@@ -227,11 +227,15 @@ final class PulseAudioConnection {
         }
         // The write landed at the server's real read index; learn where that was on our timeline.
         // libpulse calls the latency callback (`timingReported`) for this report before this one,
-        // so the voices it has played are retired here, by the corrected offset. (Nil when too many
-        // reports are outstanding, as on a hung server: the offset stays as it was, and a finish
-        // it puts early is held back by `Timeline.retire`.)
+        // so the voices it has played are retired here, by the corrected offset. The offset stays
+        // as it was when the request cannot be made (nil: libpulse's slots for outstanding reports
+        // are full, as on a hung server), the reply is an error, or its write index is unknown (a
+        // later rewrite whose own request could not be made): until the next rewrite's report, and
+        // a finish it puts early is held back by `Timeline.retire`. A stream replaced since (in
+        // `openStream`) has its own offset: a report for the old one changes nothing.
         if let operation = pa_stream_update_timing_info(stream, { stream, success, userdata in
             let connection = Unmanaged<PulseAudioConnection>.fromOpaque(userdata!).takeUnretainedValue()
+            guard stream == connection.stream else { return }
             connection.pendingOffsets = max(0, connection.pendingOffsets - 1)
             if success != 0, let info = pa_stream_get_timing_info(stream), info.pointee.write_index_corrupt == 0 {
                 connection.serverOffset = info.pointee.write_index / connection.bytesPerFrame - connection.writeIndex
@@ -331,14 +335,15 @@ final class PulseAudioConnection {
     /// Completes voices whose last sample has been played (stopped ones once their ramp has), as
     /// the server's own report says: a finish promises the last sample was played, so it is never
     /// taken from an extrapolation, nor from a report that puts it sooner than the sound's length
-    /// after its start (`Timeline.retire`).
+    /// after its start (`Timeline.retire`), nor while a rewrite's report is outstanding
+    /// (`pendingOffsets`: that report's callback retires them).
     func retireVoices() {
         guard pendingOffsets == 0, let played = reportedPlayedFrame() else { return }
         engine.core.retire(on: &timeline, playedUpTo: played, at: MonotonicClock.now)
     }
 
     /// A timing report arrived: note whether the server's read position moved, and retire what it
-    /// has played.
+    /// has played (unless a rewrite's report is outstanding: `retireVoices`).
     func timingReported() {
         let now = MonotonicClock.now
         timingTime = now

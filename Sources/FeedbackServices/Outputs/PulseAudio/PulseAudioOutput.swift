@@ -18,9 +18,9 @@ public import Dispatch
 /// Faults, each bounded in time. A server that dies ends every sound playing `.failed`
 /// (`.connectionLost`) at once; one that is not there fails them `.serverUnavailable` at once. A
 /// server that hangs (stopped, deadlocked) is noticed by its read position: a healthy server reads
-/// the stream continuously, silence included, so once it has stood still for `stallTimeout` (2 s)
+/// the stream continuously, silence included, so once it has stood still for `EngineTimeouts.stall` (2 s)
 /// while a sound plays, every sound fails `.serverStalled` and the connection closes; a connection
-/// the server does not answer fails `.serverUnavailable` after `connectTimeout` (5 s). `.finished`
+/// the server does not answer fails `.serverUnavailable` after `EngineTimeouts.open` (5 s). `.finished`
 /// is reported only on a report from the server that it has played the sound's last frame.
 ///
 /// Threads. `play` and the handle methods never wait on the server and never take PulseAudio's
