@@ -23,10 +23,10 @@
 /// - `.finished` promises that the last sample was played, and a device plays no faster than real
 ///   time: a live output stamps each start with the time it was applied, and `retire` holds a
 ///   voice back, whatever position it is told, until its length (less `finishSlack(length:)`) has
-///   passed since then. A
-///   position that ran ahead of real time (a server catching up on the cycles it missed while its
-///   thread did not run, a misreported read index) then delays a finish instead of reporting one
-///   for a sound still playing; such holds are counted (`heldFinishes`).
+///   passed since then. A position that ran ahead of real time (a server catching up on the
+///   cycles it missed while its thread did not run, a misreported read index) then delays a
+///   finish instead of reporting one for a sound still playing; such holds are counted
+///   (`heldFinishes`).
 ///
 /// Real-time contract: `render` allocates nothing, locks nothing and never throws. `apply` and
 /// `retire` run on the same thread as `render` in a live output; with the capacity reserved up

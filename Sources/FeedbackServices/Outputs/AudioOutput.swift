@@ -46,9 +46,10 @@ public struct PlaybackOptions: Sendable, Equatable {
 /// Why a play ended. Every play reports exactly one of these, exactly once.
 public enum PlaybackEnd: Sendable, Equatable {
     /// The last sample was played by the sound server (not merely mixed or sent); on a
-    /// `FileOutput`, written to the file. On a live output, never reported sooner after the play than the sound's length (less 1 ms, and 0.2 ms a second for the
-    /// device's clock): a position that runs faster than real time (a server catching up on the
-    /// cycles it missed while it did not run) delays the finish instead.
+    /// `FileOutput`, written to the file. On a live output, never reported sooner after the play
+    /// than the sound's length (less 1 ms, and 0.2 ms a second for the device's clock): a
+    /// position that runs faster than real time (a server catching up on the cycles it missed
+    /// while it did not run) delays the finish instead.
     case finished
     /// `PlaybackHandle.stop()` ended it.
     case stopped
@@ -70,8 +71,8 @@ public struct PlaybackError: Error, Sendable, Equatable, CustomStringConvertible
         case connectionLost
         /// The sound server or device stopped taking audio (it hung): the engine saw its read
         /// position stand still (on PipeWire, its graph stop asking for audio) for 2 s while the
-        /// sound played (`EngineTimeouts.stall`); with libcanberra,
-        /// the play had not ended 2 s after the sound's length (`CanberraOutput.stallMargin`).
+        /// sound played (the same 2 s on every engine backend); with libcanberra, the play had not
+        /// ended 2 s after the sound's length (`CanberraOutput.stallMargin`).
         case serverStalled
         /// libcanberra reported an error (its `CA_ERROR_*` code).
         case canberra(code: Int32)

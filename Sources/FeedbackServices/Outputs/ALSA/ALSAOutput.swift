@@ -23,13 +23,12 @@ public import Dispatch
 /// on. A device another program holds fails the play `.deviceBusy`; no such device, or one that
 /// cannot play stereo at the engine rate, `.deviceUnavailable` (use a `plughw:` or `plug:` PCM to
 /// convert). A device that goes away mid-play fails every sound playing `.deviceLost`, once, and
-/// the next play opens it again. A device whose position stands still for `EngineTimeouts.stall` while
-/// sounds play fails them `.serverStalled`.
+/// the next play opens it again. A device whose position stands still for 2 s while sounds play
+/// fails them `.serverStalled`.
 ///
 /// Threads. `play` and the handle methods never wait on the device: they queue a command under a
 /// short lock and wake the output's thread through a non-blocking eventfd.
 public final class ALSAOutput: AudioOutput, Sendable {
-
     /// Which PCM, and how it is driven.
     public struct Configuration: Sendable, Equatable {
         /// The PCM name: `default`, `hw:CARD,DEV`, `plughw:…`, `dmix:…`, or one from asound.conf.

@@ -38,8 +38,9 @@ final class PulseAudioConnection {
     /// The server's stream index minus ours, in frames (rewrites from the read pointer shift it).
     var serverOffset: Int64 = 0
     /// Rewrites whose timing reports, which say where they landed (and so correct
-    /// `serverOffset`), are still outstanding: until then a read position maps onto our timeline by an old offset,
-    /// which can put it past where the server really is, so no voice is retired (`retireVoices`).
+    /// `serverOffset`), are still outstanding: until then a read position maps onto our timeline
+    /// by an old offset, which can put it past where the server really is, so no voice is retired
+    /// (`retireVoices`).
     var pendingOffsets = 0
     /// When this stream's first audio was written (CLOCK_MONOTONIC seconds): the write that fills
     /// its prebuffer, from which the server reads at once. Until the server first reports its read

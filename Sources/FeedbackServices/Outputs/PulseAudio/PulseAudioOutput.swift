@@ -18,10 +18,11 @@ public import Dispatch
 /// Faults, each bounded in time. A server that dies ends every sound playing `.failed`
 /// (`.connectionLost`) at once; one that is not there fails them `.serverUnavailable` at once. A
 /// server that hangs (stopped, deadlocked) is noticed by its read position: a healthy server reads
-/// the stream continuously, silence included, so once it has stood still for `EngineTimeouts.stall` (2 s)
-/// while a sound plays, every sound fails `.serverStalled` and the connection closes; a connection
-/// the server does not answer fails `.serverUnavailable` after `EngineTimeouts.open` (5 s). `.finished`
-/// is reported only on a report from the server that it has played the sound's last frame.
+/// the stream continuously, silence included, so once it has stood still for 2 s while a sound
+/// plays, every sound fails `.serverStalled` and the connection closes; a connection the server
+/// does not answer fails `.serverUnavailable` after 5 s (the same bounds on every engine backend).
+/// `.finished` is reported only on a report from the server that it has played the sound's last
+/// frame.
 ///
 /// Threads. `play` and the handle methods never wait on the server and never take PulseAudio's
 /// lock: they queue a command under a short lock and wake the PulseAudio thread through a
@@ -102,7 +103,7 @@ public final class PulseAudioOutput: AudioOutput, Sendable {
     package var statistics: EngineStatistics { (try? engine.get())?.core.statistics ?? EngineStatistics() }
 
     /// Opens the connection now instead of on the first `play`, and waits up to `timeout` seconds
-    /// (at most `EngineTimeouts.open`, when the attempt itself gives up) for the stream
+    /// (at most 5 s, when the attempt itself gives up) for the stream
     /// to be ready. A server that accepts the connection but never answers (a hung one) is no
     /// longer waited for once that time is up.
     /// - Throws: `PlaybackError` (`.serverUnavailable` with the server's message) if it is not.
