@@ -126,8 +126,11 @@ extension AudioServerSuites {
         /// The sound: several server cycles long, short enough for the rounds.
         let length = 0.06
 
-        var tone: PCMBuffer {
-            Signal.buffer(Signal.sines([600], amplitude: 0.1, seconds: length, rate: rate), channels: 1, rate: rate)
+        var tone: PCMBuffer { sine(600, amplitude: 0.1, seconds: length) }
+
+        /// A mono sine of `frequency` Hz at the suite's rate.
+        func sine(_ frequency: Double, amplitude: Double, seconds: Double) -> PCMBuffer {
+            Signal.buffer(Signal.sines([frequency], amplitude: amplitude, seconds: seconds, rate: rate), channels: 1, rate: rate)
         }
 
         /// When, after the play, round `round` acts: spread evenly from 0 to 1.5 lengths.
@@ -215,7 +218,7 @@ extension AudioServerSuites {
             let output = route.output(on: server)
             try output.prepare(timeout: 2)
             let length = 0.4, pause = 0.6
-            let tone = Signal.buffer(Signal.sines([600], amplitude: 0.2, seconds: length, rate: rate), channels: 1, rate: rate)
+            let tone = sine(600, amplitude: 0.2, seconds: length)
             var wrong: [String] = []
             for pausedAt in [0.0, 0.1, 0.2, 0.3] {
                 let ends = EndRecorder()
@@ -264,9 +267,7 @@ extension AudioServerSuites {
             let output = route.output(on: server)
             try output.prepare(timeout: 2)
             let pause = 0.7, length = 0.5
-            let bed = output.play(
-                Signal.buffer(Signal.sines([300], amplitude: 0.02, seconds: 4, rate: rate), channels: 1, rate: rate),
-                completion: nil)
+            let bed = output.play(sine(300, amplitude: 0.02, seconds: 4), completion: nil)
             defer { bed.stop() }
             usleep(200_000)
             let ends = EndRecorder()
@@ -276,9 +277,7 @@ extension AudioServerSuites {
                 defer { server.resume() }
                 usleep(useconds_t((pause - 0.1) * 1_000_000))
                 played = MonotonicClock.now
-                output.play(
-                    Signal.buffer(Signal.sines([600], amplitude: 0.1, seconds: length, rate: rate), channels: 1, rate: rate),
-                    completion: ends.completion)
+                output.play(sine(600, amplitude: 0.1, seconds: length), completion: ends.completion)
                 usleep(100_000)
             }
             let end = ends.wait(timeout: length + 5)
