@@ -366,6 +366,11 @@ private func deviceRemoved() throws -> String {
     let end = try ends.wait(1, timeout: 2_000)
     try expect(end.end.error?.reason == .deviceLost, "end \(end.end)")
     let noticed = Double(end.time - removed) / 1_000
+    // An output still polling the removed card would spin (POLLERR at once, every time).
+    let cpuBefore = processCPUMilliseconds()
+    sleepMilliseconds(300)
+    let cpu = processCPUMilliseconds() - cpuBefore
+    try expect(cpu < 50, "the output used \(format(cpu)) ms of CPU in 300 ms while its card was gone")
     // A play while the card is gone fails at once; after it is back, the output opens it again.
     let absent = Ends()
     out.play(try buffer(tone(440, seconds: 0.05)), queue: .global(), completion: absent.handler(1))
@@ -378,7 +383,7 @@ private func deviceRemoved() throws -> String {
     sleepMilliseconds(200)
     try expect(ends.count(1) == 1, "\(ends.count(1)) ends for the play that lost its device")
     try expect(againEnd.end == .finished, "after the card came back: \(againEnd.end)")
-    return "unbind → .deviceLost once after \(format(noticed)) ms; while gone: \(absentEnd.end.error?.reason ?? .outputClosed); rebound → reopened, .finished (opens \(out.statistics.opens))"
+    return "unbind → .deviceLost once after \(format(noticed)) ms, then \(format(cpu)) ms of CPU in 300 ms; while gone: \(absentEnd.end.error?.reason ?? .outputClosed); rebound → reopened, .finished (opens \(out.statistics.opens))"
 }
 
 /// Play → first sample captured, `count` times, for a play made by `trigger` (which returns once

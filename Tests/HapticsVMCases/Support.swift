@@ -36,6 +36,14 @@ func monotonicMicroseconds() -> Int64 {
 
 func sleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds * 1000)) }
 
+/// The CPU time this process's threads have used (user and system), in milliseconds.
+func processCPUMilliseconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let milliseconds = { (time: timeval) in Double(time.tv_sec) * 1000 + Double(time.tv_usec) / 1000 }
+    return milliseconds(usage.ru_utime) + milliseconds(usage.ru_stime)
+}
+
 func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws(CaseFailure) {
     if !condition { throw CaseFailure(message()) }
 }

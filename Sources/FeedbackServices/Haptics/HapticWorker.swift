@@ -225,9 +225,12 @@ final class HapticWorker {
     }
 
     private func wait(until deadline: UInt64?) {
+        // A removed evdev node polls as POLLHUP | POLLERR at once, every time: once the device is
+        // gone, only the commands are waited for (poll skips a negative descriptor), or the thread
+        // would spin until shutdown.
         var fds = [
             pollfd(fd: engine.wakeDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: device.pollDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: gone == nil ? device.pollDescriptor : -1, events: Int16(POLLIN), revents: 0),
         ]
         var timeout: UInt64?
         if let deadline {
