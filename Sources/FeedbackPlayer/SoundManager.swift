@@ -399,20 +399,6 @@ public final class SoundManager: Sendable {
         return .buffer(buffer)
     }
 
-    /// Times the manager's engine streams ran dry (for tests: a recording with an under-run has a
-    /// gap that says nothing about fades or seams).
-    var underflows: Int {
-        let made = state.withLock { Array($0.musicOutputs.values) }
-        let outputs: [any AudioOutput] = [effectsOutput] + (musicOutput.map { [$0] } ?? []) + made
-        var seen = Set<ObjectIdentifier>()
-        return outputs.reduce(0) { total, output in
-            guard seen.insert(ObjectIdentifier(output)).inserted, let engine = output as? any EngineOutput else {
-                return total
-            }
-            return total + engine.statistics.underflows
-        }
-    }
-
     /// How many files have been decoded whole (for tests: a cached play decodes nothing).
     var decodeCount: Int { decodes.load(ordering: .relaxed) }
 
