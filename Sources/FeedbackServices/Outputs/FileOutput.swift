@@ -1,8 +1,8 @@
 public import Dispatch
 import Synchronization
 
-/// Renders plays into a sound file instead of a sound server: the same timeline and mixer as the
-/// engine, run as fast as the CPU allows.
+/// Renders plays into a sound file instead of a sound server: the same engine core, timeline and
+/// mixer as the live outputs, run as fast as the CPU allows.
 ///
 /// Plays start at the output's cursor (0 s at first; `advance(by:)` moves it), so plays issued one
 /// after another without advancing overlap, as they would on a server; stops, fades and level
@@ -14,6 +14,11 @@ import Synchronization
 /// before rendering anything. The render streams: it mixes 4,096 frames at a time and hands each
 /// block to the file (`SoundFileStreamWriter`), so its memory does not grow with the file's length,
 /// and `finish(stoppingWhen:)` can stop it between two blocks.
+///
+/// A play is queued, placed and ended by the engine core's rules, as on every engine output
+/// (`EngineCore`): the core holds the plays in progress and ends each exactly once; the file's
+/// timeline is placed at the cursor instead of a device's read position, and retired when the file
+/// has been rendered, with no clock (nothing is held back: every frame was rendered).
 ///
 /// Thread safety: every method may be called from any thread.
 public final class FileOutput: AudioOutput, TimelineControl {
@@ -38,10 +43,13 @@ public final class FileOutput: AudioOutput, TimelineControl {
     private struct State {
         var cursor: Int64 = 0
         var timeline: Timeline
-        var handles: [UInt64: PlaybackHandle] = [:]
-        var finished = false
+        /// The commands taken from the core, kept for their capacity.
+        var commands: [Timeline.Command] = []
     }
 
+    /// The plays in progress and their ends.
+    private let core = EngineCore()
+    /// The cursor and the timeline; taken before the core's lock, never after it.
     private let state: Lock<State>
 
     /// Creates an output that will write `path` in `format` (16-bit WAV by default) at `sampleRate`
@@ -90,19 +98,31 @@ public final class FileOutput: AudioOutput, TimelineControl {
             return PlaybackHandle.failed(error, delivery: .queue(queue), completion: completion)
         }
         let handle = PlaybackHandle(id: nextPlaybackID(), control: self, delivery: .queue(queue), completion: completion)
+        let start = Timeline.Command.start(id: handle.id, samples: voice.samples, offset: voice.offset, options: options)
         let accepted = state.withLock { state -> Bool in
-            guard !state.finished else { return false }
-            state.timeline.apply(
-                .start(id: handle.id, samples: voice.samples, offset: voice.offset, options: options), at: state.cursor)
-            state.handles[handle.id] = handle
+            guard core.requests.enqueue(handle.id, handle, start) else { return false }
+            placeQueued(&state)
             return true
         }
-        if !accepted { handle.end(.failed(PlaybackError(.outputClosed, detail: "the file was already written"))) }
+        if !accepted {
+            start.discard()
+            handle.end(.failed(PlaybackError(.outputClosed, detail: "the file was already written")))
+        }
         return handle
     }
 
     func send(_ command: Timeline.Command) {
-        state.withLock { $0.timeline.apply(command, at: $0.cursor) }
+        state.withLock { state in
+            core.requests.send(command, wake: {})
+            placeQueued(&state)
+        }
+    }
+
+    /// Places what the core has queued at the cursor. Offline, a start has no moment it is heard.
+    private func placeQueued(_ state: inout State) {
+        core.requests.takeCommands(into: &state.commands)
+        core.place(state.commands, on: &state.timeline, at: state.cursor, time: .nan, heard: { .nan })
+        state.commands.removeAll(keepingCapacity: true)
     }
 
     /// Renders everything played so far and writes the file.
@@ -123,29 +143,29 @@ public final class FileOutput: AudioOutput, TimelineControl {
     /// - Throws: `FileError` if the file cannot be written, or `.tooLong` if it would last more
     ///   than `maximumDuration`; every play then ends `.failed`.
     public func finish(stoppingWhen shouldStop: () -> Bool) throws(FileError) -> Double? {
-        var (timeline, handles, cursor) = state.withLock { state in
-            state.finished = true
-            defer { state.handles.removeAll() }
-            return (state.timeline, state.handles, state.cursor)
+        // Nothing is queued after this: a later play fails at once.
+        var (timeline, cursor) = state.withLock { state in
+            core.closed(with: nil, closing: true)
+            return (state.timeline, state.cursor)
         }
         let length: Int64
         do {
             length = try self.length(of: timeline, cursor: cursor)
             var writer = try SoundFileStreamWriter(path: path, format: format, sampleRate: sampleRate, channelCount: 2)
             guard try render(timeline, frames: length, into: &writer, stoppingWhen: shouldStop) else {
-                timeline.removeAll()
-                for handle in handles.values { handle.end(.cancelled, stoppingVoice: false) }
+                for id in timeline.removeAll() { core.requests.voiceEnded(id, .cancelled) }
                 return nil
             }
             try writer.commit()
         } catch {
             timeline.removeAll()
-            for handle in handles.values { handle.end(.failed(PlaybackError(.outputClosed, detail: error.description))) }
+            core.closed(with: PlaybackError(.outputClosed, detail: error.description), closing: true)
             throw error
         }
-        // What has not ended where the file ends (a sound repeating forever) is cut there.
-        let ends = timeline.retire(playedUpTo: length) + timeline.removeAll().map { ($0, PlaybackEnd.stopped) }
-        for (id, end) in ends { handles[id]?.end(end) }
+        // Every frame was rendered; what has not ended where the file ends (a sound repeating
+        // forever) is cut there.
+        core.retire(on: &timeline, playedUpTo: length, at: .nan)
+        for id in timeline.removeAll() { core.requests.voiceEnded(id, .stopped) }
         return Double(length) / Double(sampleRate)
     }
 
