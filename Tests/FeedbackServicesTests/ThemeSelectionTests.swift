@@ -3,6 +3,24 @@ import Testing
 
 /// Choosing the theme, and the XDG environment variables that place the base directories.
 struct ThemeSelectionTests {
+    /// An app names its theme on the manager; a name no theme can have fails the play and says so.
+    @Test func aManagersSoundThemeIsTheOneItsPlaysLookIn() async throws {
+        let manager = FeedbackManager(
+            registry: SoundRegistry(), audioOutput: FileOutput(path: "/dev/null"), vibrator: .none,
+            settings: FeedbackSettings(path: nil), soundTheme: "freedesktop")
+        manager.profileOverride = .full
+        #expect(manager.soundTheme == "freedesktop")
+        manager.soundTheme = "../elsewhere"
+        let result = await manager.play(1007, type: .audioOnly)
+        guard case .failed(.invalidName(let error)) = result.sound else {
+            Issue.record("played \(result.sound) from an invalid theme name")
+            return
+        }
+        #expect(error.description.contains("../elsewhere"), "\(error)")
+        manager.soundTheme = nil
+        #expect(manager.soundTheme == nil)
+    }
+
     @Test func explicitThenEnvironmentThenDesktopThenOurs() throws {
         let tree = ThemeTree()
         let config = tree.base("config")

@@ -89,6 +89,7 @@ public final class FeedbackManager: Sendable {
         /// An engine this manager opened from a discovery; shut down when replaced.
         var openedEngine: HapticEngine?
         var themeResolver: SoundThemeResolver?
+        var soundTheme: String?
         var active: [UInt64: FeedbackPlayback] = [:]
         var nextID: UInt64 = 1
         var alignsVibration = true
@@ -109,14 +110,31 @@ public final class FeedbackManager: Sendable {
     ///     a background queue.
     ///   - vibrator: where vibration goes (the first device in `/dev/input` by default).
     ///   - settings: where the profile is read.
-    ///   - themeResolver: how system sounds and events are found; nil for `SoundThemeResolver.standard()` at each play.
+    ///   - soundTheme: the sound theme system sounds and events are found in (`soundTheme`); nil
+    ///     follows the session's at each play.
     public convenience init(
         registry: SoundRegistry = .shared, audioOutput: (any AudioOutput)? = nil,
         openAudioOutput: @escaping @Sendable () throws(PlaybackError) -> any AudioOutput = {
             try AudioOutputSelection.automatic(server: nil)
         },
         vibrator: VibratorSource = .discovery(VibratorDiscovery()), settings: FeedbackSettings = FeedbackSettings(),
-        themeResolver: SoundThemeResolver? = nil
+        soundTheme: String? = nil
+    ) {
+        self.init(
+            registry: registry, audioOutput: audioOutput, openAudioOutput: openAudioOutput, vibrator: vibrator,
+            settings: settings, themeResolver: nil, scheduling: .dispatch)
+        self.soundTheme = soundTheme
+    }
+
+    /// A manager whose system sounds and events are found by `themeResolver` (its theme, search
+    /// path, profile and locale); the other parameters are the public initializer's.
+    package convenience init(
+        registry: SoundRegistry = .shared, audioOutput: (any AudioOutput)? = nil,
+        openAudioOutput: @escaping @Sendable () throws(PlaybackError) -> any AudioOutput = {
+            try AudioOutputSelection.automatic(server: nil)
+        },
+        vibrator: VibratorSource = .discovery(VibratorDiscovery()), settings: FeedbackSettings = FeedbackSettings(),
+        themeResolver: SoundThemeResolver?
     ) {
         self.init(
             registry: registry, audioOutput: audioOutput, openAudioOutput: openAudioOutput, vibrator: vibrator,
@@ -168,10 +186,22 @@ public final class FeedbackManager: Sendable {
         set { state.withLock { $0.output = newValue } }
     }
 
-    /// How system sounds and events are found; nil for `SoundThemeResolver.standard()` at each
-    /// play. Setting it applies from the next play (the session service sets it when the desktop's
-    /// sound theme changes).
-    public var themeResolver: SoundThemeResolver? {
+    /// The sound theme system sounds and events are played from, by its directory name
+    /// (`freedesktop`, `feedbackservices`, a theme of your own in `~/.local/share/sounds`); a sound
+    /// it lacks comes from the themes it inherits, then from `freedesktop`. Nil, the default,
+    /// follows the session's at each play: `FEEDBACK_SOUND_THEME`, else GTK's
+    /// `gtk-sound-theme-name`, else `feedbackservices`. Setting it applies from the next play; a
+    /// name no theme can have (empty, or holding a `/`, `..`, a space, a comma or a control
+    /// character) makes those plays fail with a `FeedbackError` that says so.
+    public var soundTheme: String? {
+        get { state.withLock { $0.themeResolver?.theme.name ?? $0.soundTheme } }
+        set { state.withLock { $0.soundTheme = newValue } }
+    }
+
+    /// How system sounds and events are found; nil for the `soundTheme`'s, or the session's, at
+    /// each play. Setting it applies from the next play (the session service sets it when the
+    /// desktop's sound theme changes).
+    package var themeResolver: SoundThemeResolver? {
         get { state.withLock { $0.themeResolver } }
         set { state.withLock { $0.themeResolver = newValue } }
     }
@@ -534,8 +564,9 @@ public final class FeedbackManager: Sendable {
     }
 
     private func currentThemeResolver() throws(SoundThemeError) -> SoundThemeResolver {
-        if let configured = state.withLock({ $0.themeResolver }) { return configured }
-        return try SoundThemeResolver.standard()
+        let (configured, name) = state.withLock { ($0.themeResolver, $0.soundTheme) }
+        if let configured { return configured }
+        return try SoundThemeResolver.standard(explicitTheme: name)
     }
 
     /// Calls `body` with the audio output: at once when there is one, else once it is open (on the

@@ -1,38 +1,38 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Synchronization
 
 /// Where a sound was found: the file, and which theme and name matched.
-public struct ResolvedSound: Sendable, Equatable {
+package struct ResolvedSound: Sendable, Equatable {
     /// The sound file (for a disabled sound, the `.disabled` file).
-    public let path: String
+    package let path: String
     /// The theme it belongs to; nil for an unthemed sound lying directly in a base directory.
-    public let theme: String?
+    package let theme: String?
     /// The event name that was asked for.
-    public let event: String
+    package let event: String
     /// The name that matched: `event` itself or a shorter one from the Sound Naming fallback
     /// (`message-new-instant` → `message-new` → `message`).
-    public let matchedName: String
+    package let matchedName: String
     /// The locale subdirectory it was found in, or nil for a non-localised sound.
-    public let locale: String?
+    package let locale: String?
     /// The output profile of the theme directory it was found in; nil for an unthemed sound.
-    public let outputProfile: String?
+    package let outputProfile: String?
 }
 
 /// What a lookup searched when it found nothing.
-public struct SoundLookupFailure: Sendable, Equatable, CustomStringConvertible {
+package struct SoundLookupFailure: Sendable, Equatable, CustomStringConvertible {
     /// The event name that was asked for.
-    public let event: String
+    package let event: String
     /// Every name tried, longest first.
-    public let namesTried: [String]
+    package let namesTried: [String]
     /// The themes searched, in order, parents included.
-    public let themesSearched: [String]
+    package let themesSearched: [String]
     /// Themes that were to be searched but have no `index.theme` in any base directory.
-    public let missingThemes: [String]
+    package let missingThemes: [String]
     /// The base directories.
-    public let baseDirectories: [String]
+    package let baseDirectories: [String]
 
     /// One line naming what was searched.
-    public var description: String {
+    package var description: String {
         var text = "no sound for \"\(escaped(event))\" (tried \(namesTried.joined(separator: ", ")))"
         text += " in themes \(themesSearched.isEmpty ? "(none installed)" : themesSearched.joined(separator: ", "))"
         if !missingThemes.isEmpty { text += "; not installed: \(missingThemes.joined(separator: ", "))" }
@@ -42,7 +42,7 @@ public struct SoundLookupFailure: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The outcome of looking an event up.
-public enum SoundLookupResult: Sendable, Equatable {
+package enum SoundLookupResult: Sendable, Equatable {
     /// A sound file to play.
     case resolved(ResolvedSound)
     /// The theme silences this event on purpose with a `.disabled` file: play nothing, and do not
@@ -85,36 +85,36 @@ public enum SoundLookupResult: Sendable, Equatable {
 /// file it read: while none has changed, the same event is answered with a `stat` per stamp rather
 /// than reading them all again (a long-lived service looks the same events up over and over; issue
 /// 13). Safe to use from any thread.
-public struct SoundThemeResolver: Sendable {
+package struct SoundThemeResolver: Sendable {
     /// The theme that is searched first.
-    public let theme: SoundThemeSelection
+    package let theme: SoundThemeSelection
     /// The base directories.
-    public let searchPath: SoundThemeSearchPath
+    package let searchPath: SoundThemeSearchPath
     /// The requested output profile (`stereo`, `5.1`, …).
-    public let outputProfile: String
+    package let outputProfile: String
     /// The `LC_MESSAGES` locale, e.g. `de_DE.UTF-8@euro`; nil or `C`/`POSIX` for none.
-    public let locale: String?
+    package let locale: String?
     /// The lookups made so far, shared by the copies of this resolver.
     private let lookups = SoundLookupCache()
 
     /// The suffixes tried, in order.
-    public static let suffixes = ["disabled", "oga", "ogg", "wav", "flac", "opus", "mp3", "aiff", "caf"]
+    package static let suffixes = ["disabled", "oga", "ogg", "wav", "flac", "opus", "mp3", "aiff", "caf"]
     /// The theme searched after every other.
-    public static let fallbackThemeName = "freedesktop"
+    package static let fallbackThemeName = "freedesktop"
     /// The longest event name looked up, in UTF-8 bytes. The Sound Naming spec's names have fewer
     /// than 64 characters; a longer name is refused (`.invalidEventName`), so a name of `a-a-a-…`
     /// cannot make a fallback list of thousands of names.
-    public static let maximumEventNameLength = 128
+    package static let maximumEventNameLength = 128
     /// How many `Inherits` levels below a theme are followed; deeper ancestors are ignored.
-    public static let maximumInheritanceDepth = 16
+    package static let maximumInheritanceDepth = 16
     /// How many themes one theme may stand for (itself and its ancestors, installed or not);
     /// the rest are ignored.
-    public static let maximumThemesPerChain = 32
+    package static let maximumThemesPerChain = 32
     /// How many of a theme's `Directories` are searched; the rest are ignored.
-    public static let maximumDirectoriesPerTheme = 16
+    package static let maximumDirectoriesPerTheme = 16
 
     /// Creates a resolver for theme `theme` in `searchPath`.
-    public init(
+    package init(
         theme: SoundThemeSelection, searchPath: SoundThemeSearchPath, outputProfile: String = "stereo",
         locale: String? = nil
     ) {
@@ -127,7 +127,7 @@ public struct SoundThemeResolver: Sendable {
     /// The resolver a program gets by default: the theme `SoundThemeSelection.current` chooses, the
     /// standard search path, the `stereo` profile, and the locale of `LC_ALL`, `LC_MESSAGES` or `LANG`.
     /// - Throws: `SoundThemeError` if `explicitTheme` is not a valid theme name.
-    public static func standard(
+    package static func standard(
         explicitTheme: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(SoundThemeError) -> SoundThemeResolver {
         SoundThemeResolver(
@@ -137,7 +137,7 @@ public struct SoundThemeResolver: Sendable {
     }
 
     /// The locale POSIX applies to messages: `LC_ALL`, else `LC_MESSAGES`, else `LANG`; nil if none is set.
-    public static func messagesLocale(environment: [String: String]) -> String? {
+    package static func messagesLocale(environment: [String: String]) -> String? {
         for variable in ["LC_ALL", "LC_MESSAGES", "LANG"] {
             if let value = environment[variable], !value.isEmpty { return value }
         }
@@ -145,7 +145,7 @@ public struct SoundThemeResolver: Sendable {
     }
 
     /// The locale subdirectories tried, in order (the non-localised directory comes after them).
-    public static func localeFallbacks(_ locale: String?) -> [String] {
+    package static func localeFallbacks(_ locale: String?) -> [String] {
         var result: [String] = []
         func add(_ candidate: Substring) {
             let value = String(candidate)
@@ -165,7 +165,7 @@ public struct SoundThemeResolver: Sendable {
 
     /// The names tried for `event`: `a-b-c`, `a-b`, `a`. Each is a slice of `event`, so the list
     /// costs memory and time linear in the name's length, whatever its number of dashes.
-    public static func nameFallbacks(_ event: String) -> [Substring] {
+    package static func nameFallbacks(_ event: String) -> [Substring] {
         var names = [Substring(event)]
         var current = Substring(event)
         while let dash = current.lastIndex(of: "-") {
@@ -176,7 +176,7 @@ public struct SoundThemeResolver: Sendable {
     }
 
     /// The top-level themes in search order: selected, ours, `freedesktop`.
-    public var themeOrder: [String] {
+    package var themeOrder: [String] {
         var order: [String] = []
         for name in [theme.name, SoundThemeSelection.defaultThemeName, Self.fallbackThemeName]
         where !order.contains(name) {
@@ -216,14 +216,14 @@ public struct SoundThemeResolver: Sendable {
     /// Looks up `event` as described above.
     /// - Throws: `SoundThemeError` with `.invalidEventName` for a name holding `/`, `..` or a control
     ///   character (or an empty one); nothing is searched then.
-    public func resolve(_ event: String) throws(SoundThemeError) -> SoundLookupResult {
+    package func resolve(_ event: String) throws(SoundThemeError) -> SoundLookupResult {
         try validateEventName(event)
         return lookup(validEvent: event)
     }
 
     /// Looks up the event system sound `sound` plays. Catalog event names are valid, so this cannot
     /// be refused; with FeedbackServices' theme on the search path it always resolves.
-    public func resolve(_ sound: SystemSound) -> SoundLookupResult {
+    package func resolve(_ sound: SystemSound) -> SoundLookupResult {
         lookup(validEvent: sound.event)
     }
 

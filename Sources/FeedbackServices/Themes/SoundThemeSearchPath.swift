@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Glibc
 
 /// The base directories sound themes are looked up in, in order (Sound Theme spec, "Directory Layout").
@@ -7,17 +7,17 @@ import Glibc
 /// `sounds` under each entry of `$XDG_DATA_DIRS` (default `/usr/local/share:/usr/share`) — followed by
 /// the directory holding FeedbackServices' own theme (see `shippedThemesDirectory`). The shipped theme
 /// comes last so that a user or a distribution can override any of its sounds.
-public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible {
+package struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible {
     /// Absolute directory paths, searched first to last.
-    public var baseDirectories: [String]
+    package var baseDirectories: [String]
 
     /// A search path of exactly these directories; tests use it to look only in their own trees.
-    public init(_ baseDirectories: [String]) {
+    package init(_ baseDirectories: [String]) {
         self.baseDirectories = baseDirectories
     }
 
     /// The XDG directories from `environment`, then the shipped theme directory when one is found.
-    public static func standard(
+    package static func standard(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> SoundThemeSearchPath {
         var directories = xdgDirectories(environment: environment)
@@ -30,7 +30,7 @@ public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible
     /// `$XDG_DATA_HOME/sounds` and each `$XDG_DATA_DIRS/sounds`, as the XDG Base Directory spec
     /// reads them: an unset or empty variable takes its default, and relative entries are ignored
     /// (the spec calls them invalid). Duplicates keep their first place.
-    public static func xdgDirectories(environment: [String: String]) -> [String] {
+    package static func xdgDirectories(environment: [String: String]) -> [String] {
         var dataHome = environment["XDG_DATA_HOME"] ?? ""
         if !dataHome.hasPrefix("/") {
             let home = environment["HOME"] ?? ""
@@ -49,7 +49,7 @@ public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible
 
     /// Where FeedbackServices' own theme lives: the installed copy if there is one, else the
     /// `SoundThemes` directory of the source tree this library was built from; nil if neither exists.
-    public static var shippedThemesDirectory: String? {
+    package static var shippedThemesDirectory: String? {
         installedThemesDirectory ?? sourceTreeThemesDirectory
     }
 
@@ -58,13 +58,13 @@ public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible
     /// theme in `<prefix>/share/sounds/feedbackservices`, the freedesktop place, so that other
     /// players find it too when `<prefix>/share` is on `$XDG_DATA_DIRS`; this finds it wherever the
     /// prefix is. Nil when that directory holds no theme.
-    public static var installedThemesDirectory: String? {
+    package static var installedThemesDirectory: String? {
         executablePath().flatMap { installedThemesDirectory(forExecutable: $0) }
     }
 
     /// `installedThemesDirectory` for an executable at `path` (e.g. `/opt/fbs/bin/feedbackctl` →
     /// `/opt/fbs/share/sounds`), or nil when that directory holds no theme.
-    public static func installedThemesDirectory(forExecutable path: String) -> String? {
+    package static func installedThemesDirectory(forExecutable path: String) -> String? {
         let prefix = parentDirectory(parentDirectory(path))
         let directory = joinPath(prefix, "share/sounds")
         return holdsShippedTheme(directory) ? directory : nil
@@ -73,7 +73,7 @@ public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible
     /// The repository's `SoundThemes` directory, found from this source file's own path, so that
     /// `swift run` and `swift test` use the theme the tree holds. Nil when the build has moved away
     /// from its sources.
-    public static var sourceTreeThemesDirectory: String? {
+    package static var sourceTreeThemesDirectory: String? {
         // #filePath is …/Sources/FeedbackServices/Themes/SoundThemeSearchPath.swift.
         var root = "\(#filePath)"
         for _ in 0..<4 { root = parentDirectory(root) }
@@ -82,7 +82,7 @@ public struct SoundThemeSearchPath: Sendable, Equatable, CustomStringConvertible
     }
 
     /// The directories, one per line.
-    public var description: String { baseDirectories.joined(separator: "\n") }
+    package var description: String { baseDirectories.joined(separator: "\n") }
 
     private static func holdsShippedTheme(_ directory: String) -> Bool {
         isRegularFile(joinPath(directory, SoundThemeSelection.defaultThemeName + "/index.theme"))

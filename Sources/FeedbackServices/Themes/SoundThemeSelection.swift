@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 
 /// Which sound theme is active, and why.
 ///
@@ -10,9 +10,9 @@ public import FoundationEssentials
 /// (`org.gnome.desktop.sound theme-name`) is not read: that needs dconf, and GNOME mirrors the value
 /// into GTK's setting anyway. A value that is not a valid theme name is skipped, not used, and so is
 /// a `settings.ini` over 64 KiB (real ones are a few hundred bytes), which is not read at all.
-public struct SoundThemeSelection: Sendable, Equatable {
+package struct SoundThemeSelection: Sendable, Equatable {
     /// Where the theme name came from.
-    public enum Source: String, Sendable, Equatable {
+    package enum Source: String, Sendable, Equatable {
         /// Given by the caller.
         case explicit
         /// The `FEEDBACK_SOUND_THEME` environment variable.
@@ -24,19 +24,19 @@ public struct SoundThemeSelection: Sendable, Equatable {
     }
 
     /// The name of the theme FeedbackServices ships in `SoundThemes/` and falls back to.
-    public static let defaultThemeName = "feedbackservices"
+    package static let defaultThemeName = "feedbackservices"
     /// The environment variable that names the sound theme for FeedbackServices programs.
-    public static let environmentVariable = "FEEDBACK_SOUND_THEME"
+    package static let environmentVariable = "FEEDBACK_SOUND_THEME"
 
     /// The theme's internal name (its directory name).
-    public let name: String
+    package let name: String
     /// Where the name came from.
-    public let source: Source
+    package let source: Source
     /// The settings file the name was read from, for `.desktop`.
-    public let settingsFile: String?
+    package let settingsFile: String?
 
     /// Creates a selection.
-    public init(name: String, source: Source, settingsFile: String? = nil) {
+    package init(name: String, source: Source, settingsFile: String? = nil) {
         self.name = name
         self.source = source
         self.settingsFile = settingsFile
@@ -45,7 +45,7 @@ public struct SoundThemeSelection: Sendable, Equatable {
     /// Chooses the theme as described above.
     /// - Throws: `SoundThemeError` with `.invalidThemeName` if `explicit` is not a valid theme name;
     ///   invalid names from the environment or a settings file are skipped instead.
-    public static func current(
+    package static func current(
         explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(SoundThemeError) -> SoundThemeSelection {
         if let explicit {
