@@ -133,7 +133,7 @@ import Testing
 
     @Test(arguments: [
         (
-            FeedbackService.Limits().sessions, FeedbackService.sessionWording,
+            FeedbackService.Limits().sessions, FeedbackRunner.sessionWording,
             [
                 "trigger rate: client :1.7 sent more than 20 triggers a second (after a burst of 40)",
                 "concurrent feedbacks per client: client :1.7 has 5 running, the most one client may have",

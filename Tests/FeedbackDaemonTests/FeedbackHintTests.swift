@@ -1,4 +1,4 @@
-import FeedbackDaemon
+@testable import FeedbackDaemon
 import FeedbackServices
 import FeedbackTestSupport
 import FoundationEssentials
@@ -116,7 +116,7 @@ extension FeedbackDaemonTests {
         symlink(text, directory.file("link.wav"))
         let huge = directory.file("huge.wav")
         let fd = open(huge, O_CREAT | O_WRONLY, 0o600)
-        ftruncate(fd, off_t(FeedbackService.maximumSoundFileSize + 1))
+        ftruncate(fd, off_t(FeedbackRunner.maximumSoundFileSize + 1))
         close(fd)
         let refusals: [(path: String, error: String)] = [
             (directory.file("fifo"), "InvalidArgs"), ("/dev/zero", "InvalidArgs"), (directory.path, "InvalidArgs"),

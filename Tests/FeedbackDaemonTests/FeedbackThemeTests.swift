@@ -1,5 +1,5 @@
 import FeedbackCLI
-import FeedbackDaemon
+@testable import FeedbackDaemon
 import FeedbackServices
 import FeedbackTestSupport
 import FoundationEssentials
@@ -80,12 +80,12 @@ struct FeedbackThemeTests {
         let feedbacks: [ThemeFeedback] = [
             .sound(effect: "bell"), .vibration(rumble), .led(color: "red", millihertz: 0, brightnessPercent: 100, priority: 0),
         ]
-        #expect(FeedbackService.vibration(in: feedbacks, timeout: -1) == rumble)
+        #expect(FeedbackRunner.vibration(in: feedbacks, timeout: -1) == rumble)
         for timeout: Int32 in [0, 5] {
-            let repeated = try #require(FeedbackService.vibration(in: feedbacks, timeout: timeout))
+            let repeated = try #require(FeedbackRunner.vibration(in: feedbacks, timeout: timeout))
             #expect(repeated.steps == rumble.steps && repeated.repeatIndex == 0)
         }
-        #expect(FeedbackService.vibration(in: [.sound(effect: "bell")], timeout: 0) == nil)
+        #expect(FeedbackRunner.vibration(in: [.sound(effect: "bell")], timeout: 0) == nil)
     }
 
     @Test func environmentChoosesTheTheme() {

@@ -70,8 +70,8 @@ import Testing
                 for hint in all {
                     let lowest = [profile, app, hint].contains(.silent) ? FeedbackProfile.silent
                         : [profile, app, hint].contains(.quiet) ? .quiet : .full
-                    #expect(FeedbackService.level(profile: profile, app: app, hint: hint, important: false) == lowest)
-                    #expect(FeedbackService.level(profile: profile, app: app, hint: hint, important: true) == hint)
+                    #expect(FeedbackRunner.level(profile: profile, app: app, hint: hint, important: false) == lowest)
+                    #expect(FeedbackRunner.level(profile: profile, app: app, hint: hint, important: true) == hint)
                 }
             }
         }
@@ -81,10 +81,10 @@ import Testing
         let pattern = try VibrationPattern(
             steps: [.init(duration: 100, intensity: 1), .init(duration: 50, intensity: 0), .init(duration: 80, intensity: 0.3)],
             repeatIndex: 1)
-        let capped = FeedbackService.capped(pattern, at: 0.5)
+        let capped = FeedbackRunner.capped(pattern, at: 0.5)
         #expect(capped.steps.map(\.intensity) == [0.5, 0, 0.3])
         #expect(capped.steps.map(\.duration) == [100, 50, 80])
         #expect(capped.repeatIndex == 1)
-        #expect(FeedbackService.capped(pattern, at: 1) == pattern)
+        #expect(FeedbackRunner.capped(pattern, at: 1) == pattern)
     }
 }

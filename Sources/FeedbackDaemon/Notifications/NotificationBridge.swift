@@ -26,7 +26,7 @@ import Synchronization
 /// swaync's do-not-disturb or inhibition, which a critical notification passes), the profile, the
 /// app's level (feedbackd's per-app setting, keyed on `desktop-entry`) and the desktop's
 /// `event-sounds` switch. A `sound-file` must be an absolute path to a regular file of at most
-/// `FeedbackService.maximumSoundFileSize` bytes, not a symbolic link; from a sandboxed sender
+/// `FeedbackRunner.maximumSoundFileSize` bytes, not a symbolic link; from a sandboxed sender
 /// (its process sees another root: a Flatpak app given the bus name directly) the path names a
 /// file inside the sandbox, so it is not played, and its `sound-name`, if any, is. Each
 /// notification that plays nothing gets a log line saying why (at most `LogBudget.lines` in
@@ -243,7 +243,7 @@ final class NotificationBridge: Sendable {
         let opened = fd
         early?.decided()
         withAppLevel(request.app) { [self] appLevel in
-            let level = FeedbackService.level(profile: service.manager.profile, app: appLevel, hint: nil, important: false)
+            let level = FeedbackRunner.level(profile: service.manager.profile, app: appLevel, hint: nil, important: false)
             let why: String? =
                 level.allowsSound
                 ? (service.eventSoundsOn ? nil : "event sounds are off in the desktop's settings (\(DesktopSoundSettings.schema) event-sounds)")
@@ -286,7 +286,7 @@ final class NotificationBridge: Sendable {
         if !appLevels.whenRead(app, then: body) { body(.full) }
     }
 
-    /// Opens a notification's `sound-file` as `FeedbackService.openSoundFile` does, after checking
+    /// Opens a notification's `sound-file` as `FeedbackRunner.openSoundFile` does, after checking
     /// it is absolute and that its sender is not sandboxed (`sandbox`: the sandboxed process).
     private func openSoundFile(_ path: String, sandbox: Int32?) -> Result<Int32, NotificationRules.Quiet> {
         guard path.hasPrefix("/") else { return .failure(.init("its sound-file is not an absolute path")) }
@@ -295,7 +295,7 @@ final class NotificationBridge: Sendable {
                 .init("it was sent from a sandbox (process \(pid)), where its sound-file names a file this service cannot see"))
         }
         do {
-            return .success(try FeedbackService.openSoundFile(path))
+            return .success(try FeedbackRunner.openSoundFile(path))
         } catch {
             return .failure(.init("its sound-file is refused: \(error.message)"))
         }
