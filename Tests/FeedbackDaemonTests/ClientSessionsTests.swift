@@ -141,7 +141,7 @@ import Testing
             ]
         ),
         (
-            SystemSoundsService.Limits().sessions, SystemSoundsService.sessionWording,
+            SystemSoundsService.Limits().sessions, SystemSoundPlays.sessionWording,
             [
                 "play rate: client :1.7 started more than 20 plays a second (after a burst of 40)",
                 "plays per client: client :1.7 has 5 running, the most one client may have",

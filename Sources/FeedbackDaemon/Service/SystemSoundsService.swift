@@ -68,8 +68,14 @@ import Synchronization
 /// request over a limit is refused with `org.freedesktop.DBus.Error.LimitsExceeded`, whose message
 /// names the limit.
 ///
-/// Thread safety: the bus thread calls the handler methods; the state is behind a Mutex, and the
-/// manager's completions are handed to the bus thread, so signals go out in order there.
+/// This type is the interface's adapter: it decodes the calls, looks their sounds and patterns up
+/// and checks them, and encodes the replies, the properties and `PlayEnded`. The plays run in a
+/// `SystemSoundPlays` (numbered within the limits, stopped, ended once); the sounds clients
+/// register are kept by `ClientSounds`.
+///
+/// Thread safety: the bus thread calls the handler methods (registering decodes on a thread of its
+/// own); the plays and the sounds are each behind a lock, and the manager's completions are
+/// handed to the bus thread, so signals go out in order there.
 package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// Its members.
     package static let members: [BusMember] = [
@@ -122,9 +128,6 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    /// How its refusals name plays.
-    static let sessionWording = SessionWording(request: "play", verb: "started", running: "plays")
-
     /// Where every play goes; its registry gives `RegisterFD` sounds their service-range IDs.
     package let manager: FeedbackManager
     /// The limits in force.
@@ -134,38 +137,10 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// notifications ask for (`NotificationBridge`).
     private let notificationSounds: @Sendable () -> String
 
-    /// What the service keeps of a play; its client, and whether the client left (then its
-    /// `PlayEnded` is not sent), are its session's.
-    private struct Play {
-        var what: String
-        var playback: FeedbackPlayback?
-        /// Why it is being stopped, once something asked.
-        var stopReason: String?
-        /// The `detached` option's group, and the user who started the play (nil when the bus did
-        /// not say: then `StopDetached` never reaches it).
-        var detached: (group: String, uid: UInt32?)?
-    }
-
-    /// A `StopDetached` call waiting for the plays it stopped to end.
-    private struct DetachedStop {
-        var waiting: Set<UInt32>
-        var stopped: [[BusValue]]
-        var reply: PendingReply
-    }
-
-    private struct ClientSound {
-        var client: String
-        var name: String
-        var bytes: Int
-    }
-
-    private struct State {
-        /// The plays, their caps, and every client's play budget, which `Describe` draws on too.
-        var plays: ClientSessions<Play>
-        var sounds: [SystemSoundID: ClientSound] = [:]
-        var detachedStops: [DetachedStop] = []
-    }
-    private let state: Lock<State>
+    /// The plays, as they run.
+    private let plays: SystemSoundPlays
+    /// The sounds clients registered.
+    private let sounds: ClientSounds
 
     /// A service playing through `manager` within `limits`; `log` receives one line at a time;
     /// `notificationSounds` says what the `NotificationSounds` property does.
@@ -177,13 +152,20 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         self.limits = limits
         self.notificationSounds = notificationSounds
         self.log = log
-        state = Lock(State(plays: ClientSessions(limits: limits.sessions, clientLeftPolicy: .letRun)))
+        let plays = SystemSoundPlays(limits: limits.sessions, log: log) { play, how, why, client, bus in
+            Self.emitEnded(play, how: how, why: why, to: client, bus: bus, log: log)
+        }
+        self.plays = plays
+        sounds = ClientSounds(manager: manager, limits: limits, isStopping: { plays.isStopping })
     }
 
     /// Serves the interface on `bus` and follows clients leaving the bus.
     package func export(on bus: BusContext) throws(BusError) {
         try bus.export(path: SystemSounds1.objectPath, interface: SystemSounds1.interface, members: Self.members, handler: self)
-        try bus.onClientLeft { [self] name, _ in clientLeft(name) }
+        try bus.onClientLeft { [plays, sounds] name, _ in
+            plays.clientLeft(name)
+            sounds.clientLeft(name)
+        }
     }
 
     // MARK: - BusObjectHandler
@@ -218,20 +200,16 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             let options = try PlayOptions(try message.readVariantDictionary(limit: 8), alert: false)
             return [.uint32(try playPattern(descriptor: descriptor, options: options, message: message, bus: bus))]
         case "Stop":
-            try stop(try message.readUInt32(), client: client)
+            try plays.stop(try message.readUInt32(), client: client)
             return []
         case "StopAll":
-            return [.uint32(stopAll(client: client))]
+            return [.uint32(plays.stopAll(client: client))]
         case "StopDetached":
             let group = try message.readString()
             guard let uid = message.senderUID else {
                 throw .accessDenied("the bus does not say which user the caller is")
             }
-            // Each waits only for its plays' fades, but a flood of calls must not pile up.
-            guard state.withLock({ $0.detachedStops.count }) < limits.plays else {
-                throw .limitsExceeded("detached stops: \(limits.plays) are waiting for their plays to end, the most the service keeps")
-            }
-            stopDetached(group, uid: uid, reply: bus.answerLater(message))
+            try plays.stopDetached(group, uid: uid, reply: { bus.answerLater(message) })
             return []
         // Registering decodes (up to 30 s of audio): off the bus thread, so that other clients'
         // feedback is not held up meanwhile.
@@ -240,8 +218,8 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
             let reply = bus.answerLater(message)
             // A thread of its own, not a Dispatch worker: that would start libdispatch's 1 Hz
             // workqueue monitor for the rest of the process (see `Delivery`).
-            startDetachedThread(name: "register") { [self] in
-                reply.send(Result { () throws(BusError) in [.uint32(try register(path: path))] })
+            startDetachedThread(name: "register") { [sounds] in
+                reply.send(Result { () throws(BusError) in [.uint32(try sounds.register(path: path))] })
             }
             return []
         case "RegisterFD":
@@ -254,21 +232,22 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 throw error
             }
             let reply = bus.answerLater(message)
-            startDetachedThread(name: "register") { [self] in
+            startDetachedThread(name: "register") { [sounds] in
                 defer { close(descriptor) }
-                reply.send(Result { () throws(BusError) in [.uint32(try register(descriptor: descriptor, name: name, client: client))] })
+                reply.send(
+                    Result { () throws(BusError) in [.uint32(try sounds.register(descriptor: descriptor, name: name, client: client))] })
             }
             return []
         case "Unregister":
-            try unregister(try message.readUInt32(), client: client)
+            try sounds.unregister(try message.readUInt32(), client: client)
             return []
         case "SetVolume":
             let id = try message.readUInt32()
             guard case .double(let level) = try message.readBasic("d") else { throw .invalidArgs("level: a double") }
-            try setVolume(level, for: id, client: client)
+            try sounds.setVolume(level, for: id, client: client)
             return []
         case "ListSounds":
-            return [try listSounds(client: client)]
+            return [try sounds.list(client: client)]
         default:
             throw .failed("no method \(message.member)")
         }
@@ -371,7 +350,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
     /// and a sound that cannot be found or decoded is refused (`refusal`).
     private func resolve(_ alert: AlertSound, client: String) throws(BusError) -> ResolvedAlertSound {
         if case .id(let id) = alert, SoundIDRange(id) == .service {
-            guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
+            guard let owner = sounds.owner(of: id) else {
                 throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
             }
             guard owner == client else { throw .accessDenied("sound \(id) belongs to another client") }
@@ -381,7 +360,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
                 name: SystemSounds1.ErrorName.noSuchSound,
                 message: "\(id) is a process-local sound ID (\(SoundIDRange.processLocal)): only its own process can play it")
         }
-        try takeToken(client)
+        try plays.takeToken(client)
         do {
             return try manager.resolve(alert)
         } catch {
@@ -396,7 +375,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         guard let pattern = try? VibrationPattern(steps: try RequestBounds.vibrationSteps(steps)) else {
             throw .invalidArgs("the pattern never vibrates (a vibration is stopped with Stop)")
         }
-        try takeToken(message.sender)
+        try plays.takeToken(message.sender)
         do {
             try manager.prepareVibrator()
         } catch {
@@ -454,7 +433,7 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         _ what: String, options: PlayOptions, message: BusMessage, bus: BusContext,
         read: () throws(HapticPatternError) -> HapticPattern
     ) throws(BusError) -> UInt32 {
-        try takeToken(message.sender)
+        try plays.takeToken(message.sender)
         let resolved: ResolvedHapticPattern
         do {
             resolved = try manager.resolve(try read(), maximumDecodedSeconds: SoundDecoder.systemSoundDurationLimit)
@@ -481,49 +460,14 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    /// Takes one of `client`'s play tokens (the rate limit), or refuses.
-    private func takeToken(_ client: String) throws(BusError) {
-        let now = MonotonicClock.now
-        do throws(SessionRefusal) {
-            try state.withLock { state throws(SessionRefusal) in try state.plays.takeToken(client, now: now) }
-        } catch {
-            throw sessionRefusal(error, client: client)
-        }
-    }
-
-    /// A refusal of `client`'s request as the reply says it.
-    private func sessionRefusal(_ refusal: SessionRefusal, client: String) -> BusError {
-        refusal.busError(client: client, limits: limits.sessions, wording: Self.sessionWording)
-    }
-
-    /// Numbers a play of `what` for the caller within the limits, and starts it with `begin`, which
-    /// hands the manager's result to the completion it is given (its one `PlayEnded`).
+    /// Starts a play of `what` for the caller (its token taken already, when its sound was looked
+    /// up) with `begin`, which hands the manager's result to the completion it is given (its one
+    /// `PlayEnded`).
     private func start(
         _ what: String, options: PlayOptions, message: BusMessage, bus: BusContext,
         _ begin: (@escaping @Sendable (FeedbackResult) -> Void) -> FeedbackPlayback
     ) throws(BusError) -> UInt32 {
-        let client = message.sender
-        let id: UInt32
-        do throws(SessionRefusal) {
-            // The play's token was taken when its sound was looked up (`takeToken`).
-            id = try state.withLock { state throws(SessionRefusal) in
-                try state.plays.open(Play(what: what), client: client, endsByItself: true, token: .alreadyTaken)
-            }
-        } catch {
-            throw sessionRefusal(error, client: client)
-        }
-        let connection = bus.connection
-        let playback = begin { [self] result in
-            connection.perform { [self] bus in ended(id, result: result, bus: bus) }
-        }
-        // The user is asked of the bus (a round trip) after the play has started, so that it does
-        // not delay it; the play cannot end meanwhile, as its end comes on this (the bus) thread.
-        let detached = options.detached.map { (group: $0, uid: message.senderUID) }
-        state.withLock { state in
-            state.plays[id]?.playback = playback
-            state.plays[id]?.detached = detached
-        }
-        return id
+        try plays.start(what, client: message.sender, detached: options.detached, user: { message.senderUID }, bus: bus, begin)
     }
 
     /// A lookup's failure as the reply says it.
@@ -543,102 +487,11 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    private func stop(_ play: UInt32, client: String) throws(BusError) {
-        let playback = try state.withLock { state throws(BusError) -> FeedbackPlayback? in
-            // A play that already ended is not an error: a Stop may cross its PlayEnded.
-            guard let running = state.plays[play] else { return nil }
-            guard state.plays.client(of: play) == client else { throw .accessDenied("play \(play) belongs to another client") }
-            guard running.stopReason == nil else { return nil }
-            state.plays[play]?.stopReason = SystemSounds1.Why.stopCalled
-            return running.playback
-        }
-        playback?.stop()
-    }
-
-    private func stopAll(client: String) -> UInt32 {
-        let playbacks = state.withLock { state in
-            var playbacks: [FeedbackPlayback] = []
-            for (id, session) in state.plays.plays(of: client) where session.play.stopReason == nil {
-                state.plays[id]?.stopReason = SystemSounds1.Why.stopCalled
-                if let playback = session.play.playback { playbacks.append(playback) }
-            }
-            return playbacks
-        }
-        for playback in playbacks { playback.stop() }
-        return UInt32(playbacks.count)
-    }
-
-    /// `StopDetached`: stops `group`'s detached plays that user `uid` started, and answers `reply`
-    /// once every one of them has ended (those another stop had already asked to end included).
-    private func stopDetached(_ group: String, uid: UInt32, reply: PendingReply) {
-        let (playbacks, answer) = state.withLock { state -> ([FeedbackPlayback], [BusValue]?) in
-            var stop = DetachedStop(waiting: [], stopped: [], reply: reply)
-            var playbacks: [FeedbackPlayback] = []
-            for (id, play) in state.plays.sessions.mapValues(\.play).sorted(by: { $0.key < $1.key })
-            where play.detached?.group == group && play.detached?.uid == uid {
-                stop.waiting.insert(id)
-                guard play.stopReason == nil else { continue }
-                state.plays[id]?.stopReason = SystemSounds1.Why.stopCalled
-                stop.stopped.append([.uint32(id), .string(play.what)])
-                if let playback = play.playback { playbacks.append(playback) }
-            }
-            if stop.waiting.isEmpty { return ([], [Self.stoppedList(stop.stopped)]) }
-            state.detachedStops.append(stop)
-            return (playbacks, nil)
-        }
-        if let answer { reply.send(.success(answer)) }
-        for playback in playbacks { playback.stop() }
-    }
-
-    private static func stoppedList(_ rows: [[BusValue]]) -> BusValue { .structures(signature: "us", rows) }
-
-    /// The manager's result for `play`, on the bus thread: its one `PlayEnded`.
-    private func ended(_ play: UInt32, result: FeedbackResult, bus: BusContext) {
-        // Nil: the service stopping reported it already.
-        let (removed, answered) = state.withLock { state -> (ClientSessions<Play>.Session?, [DetachedStop]) in
-            guard let removed = state.plays.remove(play) else { return (nil, []) }
-            for index in state.detachedStops.indices { state.detachedStops[index].waiting.remove(play) }
-            let answered = state.detachedStops.filter(\.waiting.isEmpty)
-            state.detachedStops.removeAll { $0.waiting.isEmpty }
-            return (removed, answered)
-        }
-        for stop in answered { stop.reply.send(.success([Self.stoppedList(stop.stopped)])) }
-        guard let ended = removed else { return }
-        let (how, why) = Self.outcome(result, stopReason: ended.play.stopReason)
-        if how == .failed { log("play \(play) of \(ended.play.what) (client \(ended.client)) failed: \(why)") }
-        if ended.clientGone { return }
-        emitEnded(play, how: how, why: why, to: ended.client, bus: bus)
-    }
-
-    /// `PlayEnded`'s `how` and `why` for a result.
-    static func outcome(_ result: FeedbackResult, stopReason: String?) -> (how: SystemSounds1.How, why: String) {
-        switch result.sound {
-        case .noAudioOutput(let error): return (.failed, "\(SystemSounds1.Why.noAudioOutput): \(error)")
-        case .failed(.playback(let error)) where error.endedAPlayInProgress:
-            return (.failed, "\(SystemSounds1.Why.brokeOff): \(error)")
-        case .failed(let error): return (.failed, "\(SystemSounds1.Why.error): \(error)")
-        case .stopped: return (.stopped, stopReason ?? SystemSounds1.Why.stopCalled)
-        case .played: break
-        case .silencedByProfile(let profile):
-            if !result.vibration.didVibrate { return (.finished, "\(SystemSounds1.Why.silenced): profile \(profile.rawValue)") }
-        case .disabledByTheme: return (.finished, SystemSounds1.Why.disabled)
-        case .notRequested: break
-        }
-        switch result.vibration {
-        case .stopped where result.sound == .notRequested: return (.stopped, stopReason ?? SystemSounds1.Why.stopCalled)
-        case .noVibrator(let error) where result.sound == .notRequested:
-            return (.failed, "\(SystemSounds1.Why.noVibrator): \(error)")
-        case .failed(let error) where result.sound == .notRequested: return (.failed, "\(SystemSounds1.Why.error): \(error)")
-        case .silencedByProfile(let profile) where result.sound == .notRequested:
-            return (.finished, "\(SystemSounds1.Why.silenced): profile \(profile.rawValue)")
-        case .vibrated where result.sound == .notRequested: return (.finished, SystemSounds1.Why.vibrated)
-        // Neither part (a pattern of lights alone), stopped: its lights were.
-        case .notRequested where result.sound == .notRequested && stopReason != nil: return (.stopped, stopReason!)
-        default: return (.finished, SystemSounds1.Why.played)
-        }
-    }
-
-    private func emitEnded(_ play: UInt32, how: SystemSounds1.How, why: String, to client: String, bus: BusContext) {
+    /// Sends `PlayEnded(play, how, why)` to `client` alone; a failure to send is logged.
+    private static func emitEnded(
+        _ play: UInt32, how: SystemSounds1.How, why: String, to client: String, bus: BusContext,
+        log: @Sendable (String) -> Void
+    ) {
         do {
             try bus.emitSignal(
                 path: SystemSounds1.objectPath, interface: SystemSounds1.interface, member: "PlayEnded", destination: client,
@@ -648,164 +501,11 @@ package final class SystemSoundsService: BusObjectHandler, Sendable {
         }
     }
 
-    // MARK: - Sounds
-
-    private func register(path: String) throws(BusError) -> UInt32 {
-        guard path.hasPrefix("/") else {
-            throw .invalidArgs("'\(path.prefix(256))' is relative: the service's working directory is not the caller's")
-        }
-        guard let file = manager.registry.persistentRegistry else {
-            throw .failed("the service has no persistent registry (neither XDG_DATA_HOME nor HOME is set)")
-        }
-        do {
-            return try file.register(fileAt: path, decoder: manager.registry.decoder).id
-        } catch {
-            throw Self.refusal(.registry(error))
-        }
-    }
-
-    private func register(descriptor: Int32, name: String, client: String) throws(BusError) -> UInt32 {
-        guard name.utf8.count <= RequestBounds.maximumNameLength else {
-            throw .invalidArgs("a name has at most \(RequestBounds.maximumNameLength) bytes")
-        }
-        guard let fileSize = try? System.regularFileSize(descriptor) else {
-            throw .invalidArgs("the file descriptor is not a regular file")
-        }
-        guard fileSize <= limits.fileBytes else {
-            throw .limitsExceeded("file bytes: the file has \(fileSize) bytes, more than \(limits.fileBytes)")
-        }
-        let (count, bytes) = clientSounds(client)
-        guard count < limits.soundsPerClient else {
-            throw .limitsExceeded("sounds per client: client \(client) has \(count) registered, the most one client may have")
-        }
-        guard bytes < limits.bytesPerClient else {
-            throw .limitsExceeded("bytes per client: client \(client) holds \(bytes) bytes, the most one client may hold")
-        }
-        // The descriptor, opened again: the decoder checks it and reads it from its start, whatever
-        // the caller's file offset.
-        let id: SystemSoundID
-        do {
-            id = try manager.registry.register(fileAt: "/proc/self/fd/\(descriptor)")
-        } catch {
-            throw Self.refusal(.registry(error))
-        }
-        let size = (manager.registry.sound(id)?.byteCount) ?? 0
-        let admitted = state.withLock { state in
-            let held = state.sounds.values.lazy.filter { $0.client == client }.map(\.bytes).reduce(0, +)
-            guard held + size <= limits.bytesPerClient, !state.plays.isStopping else { return false }
-            state.sounds[id] = ClientSound(client: client, name: name, bytes: size)
-            return true
-        }
-        guard admitted else {
-            try? manager.registry.dispose(id)
-            throw .limitsExceeded(
-                "bytes per client: client \(client) would hold \(bytes + size) bytes, more than \(limits.bytesPerClient)")
-        }
-        return id
-    }
-
-    /// How many `RegisterFD` sounds `client` has, and their bytes.
-    private func clientSounds(_ client: String) -> (count: Int, bytes: Int) {
-        state.withLock { state in
-            let own = state.sounds.values.filter { $0.client == client }
-            return (own.count, own.map(\.bytes).reduce(0, +))
-        }
-    }
-
-    /// Checks that `id` is a sound `client` may change: its own, or the persistent registry's.
-    private func checkOwner(_ id: SystemSoundID, client: String) throws(BusError) {
-        switch SoundIDRange(id) {
-        case .service:
-            guard let owner = state.withLock({ $0.sounds[id]?.client }) else {
-                throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "no sound \(id) is registered with this service")
-            }
-            guard owner == client else { throw .accessDenied("sound \(id) belongs to another client") }
-        case .persistent:
-            return
-        default:
-            throw .invalidArgs("\(id) is not a registered sound ID (\(SoundIDRange(id)))")
-        }
-    }
-
-    private func unregister(_ id: SystemSoundID, client: String) throws(BusError) {
-        try checkOwner(id, client: client)
-        if SoundIDRange(id) == .service {
-            state.withLock { _ = $0.sounds.removeValue(forKey: id) }
-            try? manager.registry.dispose(id)
-            return
-        }
-        guard let file = manager.registry.persistentRegistry else {
-            throw BusError(name: SystemSounds1.ErrorName.noSuchSound, message: "the service has no persistent registry")
-        }
-        do {
-            try file.unregister(id)
-        } catch {
-            throw Self.refusal(.registry(error))
-        }
-    }
-
-    private func setVolume(_ level: Double, for id: SystemSoundID, client: String) throws(BusError) {
-        guard VolumeLimit.range.contains(Float(level)) else {
-            throw .invalidArgs("level \(level): from 0 to \(VolumeLimit.maximum)")
-        }
-        try checkOwner(id, client: client)
-        do {
-            try manager.setVolume(Float(level), for: id)
-        } catch {
-            throw Self.refusal(.registry(error))
-        }
-    }
-
-    private func listSounds(client: String) throws(BusError) -> BusValue {
-        var rows: [[BusValue]] = []
-        if let file = manager.registry.persistentRegistry {
-            do {
-                for sound in try file.sounds() {
-                    rows.append([.uint32(sound.id), .string(sound.path), .double(sound.duration)])
-                }
-            } catch {
-                throw Self.refusal(.registry(error))
-            }
-        }
-        let own = state.withLock { $0.sounds.filter { $0.value.client == client } }
-        for (id, sound) in own.sorted(by: { $0.key < $1.key }) {
-            let duration = manager.registry.sound(id)?.duration ?? 0
-            rows.append([.uint32(id), .string(sound.name), .double(duration)])
-        }
-        return .structures(signature: "usd", rows)
-    }
-
-    // MARK: - Clients and stopping
-
-    /// A client left: its own sounds are disposed (a play of one keeps its samples to its end), and
-    /// its plays end unannounced, as no one is left to tell. They play on (`ClientLeftPolicy.letRun`):
-    /// every play is one sound of at most 30 s, and a fire-and-forget caller such as `gdbus call`
-    /// leaves at once.
-    private func clientLeft(_ client: String) {
-        let sounds = state.withLock { state in
-            _ = state.plays.clientLeft(client)
-            let sounds = state.sounds.filter { $0.value.client == client }.map(\.key)
-            for id in sounds { state.sounds[id] = nil }
-            return sounds
-        }
-        for id in sounds { try? manager.registry.dispose(id) }
-    }
+    // MARK: - Stopping
 
     /// Stops every play and sends each one's `PlayEnded` (stopped, `service-stopping`) now, before
     /// the name is released; later requests are refused, and a later stop does nothing.
     package func stop(bus: BusContext) {
-        let stopping = state.withLock { state in
-            state.plays.beginStopping().map { _ in
-                defer { state.detachedStops.removeAll() }
-                return (plays: state.plays.removeAll(), detachedStops: state.detachedStops)
-            }
-        }
-        guard let (plays, detachedStops) = stopping else { return }
-        for stop in detachedStops { stop.reply.send(.success([Self.stoppedList(stop.stopped)])) }
-        for (id, session) in plays {
-            session.play.playback?.stop()
-            if session.clientGone { continue }
-            emitEnded(id, how: .stopped, why: SystemSounds1.Why.serviceStopping, to: session.client, bus: bus)
-        }
+        plays.stop(bus: bus)
     }
 }
