@@ -39,6 +39,9 @@ package final class LightLane: Sendable {
         var running: [Int: LEDBlink] = [:]
         /// Lights not yet ended (started or not).
         var remaining: Int
+        /// Lights whose blink is being made (`begin`): a stop meanwhile ends the lane only once
+        /// each of them has put its LED back.
+        var beginning = 0
         var reported: Set<String> = []
         var whenEnded: [@Sendable () -> Void] = []
     }
@@ -93,39 +96,53 @@ package final class LightLane: Sendable {
             guard !state.stopped else { return ([], []) }
             state.stopped = true
             defer { state.running = [:] }
-            return (Array(state.running.values), end(&state))
+            return (Array(state.running.values), state.beginning == 0 ? end(&state) : [])
         }
         for blink in running { try? blink.end() }
         for body in waiters { body() }
     }
 
     private func begin(_ index: Int, endsAt end: Double) {
-        guard !state.withLock({ $0.stopped }) else { return }
+        guard state.withLock({ state -> Bool in
+            guard !state.stopped else { return false }
+            state.beginning += 1
+            return true
+        }) else { return }
+        let blink = makeBlink(index, endsAt: end)
+        // A stop that came while the blink was made: the LED is put back before the lane ends.
+        let (late, waiters) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
+            state.beginning -= 1
+            if state.stopped { return (true, state.beginning == 0 ? self.end(&state) : []) }
+            if let blink { state.running[index] = blink }
+            return (false, [])
+        }
+        if late { try? blink?.end() }
+        for body in waiters { body() }
+    }
+
+    /// Schedules light `index`'s end at `end` and starts its blink; nil when it cannot show (said
+    /// once per LED and problem).
+    private func makeBlink(_ index: Int, endsAt end: Double) -> LEDBlink? {
         queue.asyncAfter(deadline: .now() + max(0, end - MonotonicClock.now)) { [self] in finish(index) }
         let light = lights[index]
         /// Says `problem` once per `key`.
         func skip(_ key: String, _ problem: String) {
             if state.withLock({ $0.reported.insert(key).inserted }) { report("a light of the pattern is not shown: \(problem)") }
         }
-        let blink: LEDBlink
         do {
             let led = try discovery.led(.color(light.color))
             let ours = state.withLock { $0.running.values.contains { $0.led.path == led.path } }
             guard ours || !LEDBlink.isBlinking(led) else {
-                return skip("busy \(led.path)", "LED \(led.name) blinks for another feedback, which keeps it")
+                skip("busy \(led.path)", "LED \(led.name) blinks for another feedback, which keeps it")
+                return nil
             }
-            blink = try LEDBlink(
+            return try LEDBlink(
                 led: led, pattern: try LEDBlinkPattern(frequency: light.frequency, brightness: light.brightness),
                 color: led.colors.contains(light.color) ? light.color : nil)
         } catch {
-            return skip("\(error.reason) \(error.source)", "\(error)")
+            skip("\(error.reason) \(error.source)", "\(error)")
+            return nil
         }
-        let late = state.withLock { state -> Bool in
-            if state.stopped { return true }
-            state.running[index] = blink
-            return false
-        }
-        if late { try? blink.end() }
     }
 
     private func finish(_ index: Int) {
